@@ -1,0 +1,24 @@
+# The two commands of the README. Both install everything first (torch pinned to a CPU-capable
+# build so a CPU-only machine never pulls CUDA wheels), then run.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+TORCH ?= torch==2.13.0
+
+.PHONY: install demo test export clean-nbs
+
+install:
+	$(PIP) install --quiet --disable-pip-version-check "$(TORCH)"
+	$(PIP) install --quiet --disable-pip-version-check -e ".[dev]"
+
+## The main job on the embedded default: no download, no GPU.
+demo: install
+	disentlit demo --out demo
+
+## The whole suite: every notebook (nbdev_test) and the pytest tests.
+test: install
+	nbdev_test --n_workers 2
+	$(PYTHON) -m pytest -q tests
+
+export:
+	nbdev_export
+	nbdev_clean
