@@ -1,0 +1,64 @@
+"""The command line contract, end to end through the installed console script."""
+import json
+
+import numpy as np
+import pytest
+
+
+def test_datasets_lists_every_dataset(cli):
+    code, out, err = cli("datasets", "--json")
+    assert code == 0, err
+    rows = {d["name"]: d for d in json.loads(out)["datasets"]}       # exactly one JSON object on stdout
+    assert set(rows) >= {"xysquares", "xyobject", "sprites", "dsprites", "shapes3d", "cars3d", "smallnorb"}
+    assert rows["xysquares"]["num_obs"] == 8 ** 6 and rows["xysquares"]["available"]
+    assert rows["xysquares"]["factor_names"] == ["x_R", "y_R", "x_G", "y_G", "x_B", "y_B"]
+    assert not rows["dsprites"]["available"]                          # nothing downloaded in a fresh data dir
+    code, out, _ = cli("datasets")
+    assert code == 0 and "xysquares" in out and "--prepare dsprites" in out
+
+
+def test_stats_json_matches_closed_form(cli):
+    code, out, err = cli("datasets", "--stats", "xyobject", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    q = 64 / 4096                                    # one 8x8 white square in 64x64 pixels
+    np.testing.assert_allclose(r["mean"], [q], rtol=1e-12)
+    np.testing.assert_allclose(r["std"], [np.sqrt(q * (1 - q) * 4096 / 4095)], rtol=1e-12)
+    np.testing.assert_allclose(r["std_global"], [np.sqrt(q * (1 - q))], rtol=1e-12)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["datasets", "--stats", "mnist"], "xysquares"),                        # names the accepted datasets
+    (["datasets", "--stats", "xysquares", "--set", "grid_spacing=0"], "grid_spacing must be an integer >= 1"),
+    (["datasets", "--stats", "xysquares", "--set", "num_squares=4"], "num_squares must be 1, 2 or 3"),
+    (["datasets", "--stats", "xysquares", "--set", "grid_size=9"], "1..8"),
+    (["datasets", "--stats", "xysquares", "--set", "colour=red"], "grid_spacing"),   # lists accepted parameters
+    (["datasets", "--prepare", "dsprites", "--source", "/nonexistent/dsprites.npz"], "dsprites"),
+    (["datasets", "--prepare", "nope"], "smallnorb"),
+    (["bench", "data", "--batch-size", "0"], ">= 1"),
+    (["bench", "quantum"], "invalid choice"),
+    (["teleport"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_status_2(cli, argv, says):
+    code, out, err = cli(*argv)
+    assert code == 2, (argv, code, out, err)
+    assert err.startswith("disentlit: error:") and err.count("\n") == 1, err
+    assert says in err and "Traceback" not in err, err
+
+
+def test_bench_data_reports_a_ratio(cli):
+    code, out, err = cli("bench", "data", "--json", "--repeats", "5")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["batch_size"] == 256 and r["vectorised_ms"] > 0 and r["loop_ms"] > 0
+    assert r["speedup"] == pytest.approx(r["loop_ms"] / r["vectorised_ms"], rel=0.05)
+    assert 0 < r["batch_fraction_of_step"] == pytest.approx(r["vectorised_ms"] / r["conv64_step_ms"], rel=0.05)
+
+
+def test_demo_writes_traversal_figures(cli, tmp_path):
+    code, out, err = cli("demo", "--out", str(tmp_path / "demo"))
+    assert code == 0, err
+    for name in ("xysquares", "sprites"):
+        png = tmp_path / "demo" / f"traversals_{name}.png"
+        assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "xysquares" in out

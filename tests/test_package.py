@@ -1,0 +1,35 @@
+"""The package as a user gets it: importable, versioned, with its console script, and in sync with its notebooks."""
+import importlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_and_version():
+    import disentlit
+    assert disentlit.__version__ == next(l.split("=")[1].strip() for l in (ROOT / "settings.ini").read_text().splitlines()
+                                         if l.startswith("version"))
+    for mod in ("data", "data_files", "models", "cli"):
+        importlib.import_module(f"disentlit.{mod}")
+
+
+def test_console_script_installed():
+    assert shutil.which("disentlit"), "pip install -e . should put `disentlit` on PATH"
+    p = subprocess.run(["disentlit", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0 and "datasets" in p.stdout
+
+
+def test_readme_is_generated_from_index():
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py"), "--check"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_every_designed_notebook_exists_and_exports():
+    nbs = {p.name for p in (ROOT / "nbs").glob("*.ipynb")}
+    assert {"index.ipynb", "01a_data.ipynb", "01b_data_files.ipynb", "03_models.ipynb", "08_cli.ipynb"} <= nbs
+    for nb in nbs - {"index.ipynb"}:
+        text = (ROOT / "nbs" / nb).read_text()
+        assert "#| default_exp" in text, f"{nb} exports no module"
