@@ -36,6 +36,10 @@ def test_stats_json_matches_closed_form(cli):
     (["datasets", "--prepare", "dsprites", "--source", "/nonexistent/dsprites.npz"], "dsprites"),
     (["datasets", "--prepare", "nope"], "smallnorb"),
     (["bench", "data", "--batch-size", "0"], ">= 1"),
+    (["distances", "--dataset", "xysquares", "--pairs", "0"], "--pairs must be >= 1"),
+    (["distances", "--dataset", "xysquares", "--loss", "l1"], "accepted: mse, bce, box_blur"),
+    (["distances", "--dataset", "sprites", "--set", "grid_spacing=2"], "accepted: (none)"),
+    (["distances", "--dataset", "dsprites"], "--prepare dsprites"),
     (["bench", "quantum"], "invalid choice"),
     (["teleport"], "invalid choice"),
 ])
@@ -62,3 +66,19 @@ def test_demo_writes_traversal_figures(cli, tmp_path):
         png = tmp_path / "demo" / f"traversals_{name}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "xysquares" in out
+
+
+def test_distances_json_schema_and_values(cli):
+    code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
+                         "--pairs", "1000", "--seed", "3", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["dataset"], r["loss"], r["pairs"], r["seed"], r["params"]["grid_spacing"]) == ("xysquares", "mse", 1000, 3, 4)
+    assert [f["name"] for f in r["factors"]] and {f["name"] for f in r["factors"]} == {"x_R", "y_R", "x_G", "y_G", "x_B", "y_B"}
+    for f in r["factors"]:
+        assert 0 < f["mean"] < 2 / 96 and f["std"] > 0                    # overlap: one step costs less than two
+    assert r["random"]["mean"] > max(f["mean"] for f in r["factors"])
+    assert 0.5 < r["spearman"] <= 1 and r["seconds"] > 0
+    code2, out2, _ = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
+                         "--pairs", "1000", "--seed", "3", "--json")
+    assert json.loads(out2)["factors"] == r["factors"]                   # same seed, same numbers
