@@ -62,10 +62,10 @@ def test_bench_data_reports_a_ratio(cli):
 def test_demo_writes_traversal_figures(cli, tmp_path):
     code, out, err = cli("demo", "--out", str(tmp_path / "demo"))
     assert code == 0, err
-    for name in ("xysquares", "sprites"):
-        png = tmp_path / "demo" / f"traversals_{name}.png"
+    for name in ("traversals_xysquares", "traversals_sprites", "overlap_study"):
+        png = tmp_path / "demo" / f"{name}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "xysquares" in out
+    assert "xysquares" in out and "spacing 8: 0.00" in out
 
 
 def test_distances_json_schema_and_values(cli):
