@@ -4,7 +4,7 @@ PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 TORCH ?= torch==2.13.0
 
-.PHONY: install demo test export clean-nbs
+.PHONY: install demo test docs docs-check export
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check "$(TORCH)"
@@ -22,3 +22,11 @@ test: install
 export:
 	nbdev_export
 	nbdev_clean
+
+## The documentation site, from the executed notebooks: _site/ (open _site/index.html or serve it).
+docs: install
+	$(PYTHON) tools/docs.py
+
+## The site in a real browser: headless Chromium (Debian: apt-get install -y chromium) via Playwright.
+docs-check: docs
+	$(PYTHON) tools/docs_check.py
