@@ -41,11 +41,25 @@ def _clean_text(text: str, up: str = "") -> str:
     return _NB_LINK.sub(lambda m: f"({up}{m.group(1)}/)", _ATTRS.sub("", text))
 
 
+def _front_matter(src: str) -> dict | None:
+    "The YAML front matter nbdev makes of a notebook's title and summary, if `src` is one."
+    import yaml
+    if not src.startswith("---"): return None
+    try: meta = yaml.safe_load(src.strip().strip("-"))
+    except yaml.YAMLError: return None
+    return meta if isinstance(meta, dict) and "title" in meta else None
+
+
 def clean(nb: dict, up: str = "../") -> dict:
     "A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`up`: from its page to the root)."
     cells = []
     for cell in nb["cells"]:
         src = "".join(cell["source"])
+        if cell["cell_type"] == "raw" and (meta := _front_matter(src)):
+            nb.setdefault("metadata", {})["title"] = meta["title"]
+            text = f"# {meta['title']}" + (f"\n\n> {meta['description']}" if meta.get("description") else "")
+            cells.append(dict(cell_type="markdown", metadata={}, source=text))
+            continue
         opts = _options(src) if cell["cell_type"] == "code" else {}
         if opts.get("hide") or opts.get("include") == "false": continue
         if cell["cell_type"] == "code":
@@ -102,13 +116,18 @@ def build(proc: bool = True) -> Path:
         subprocess.run(["nbdev_proc_nbs", "--force"], cwd=ROOT, check=True)
     shutil.rmtree(SRC, ignore_errors=True)
     SRC.mkdir()
-    for path in sorted(PROC.glob("*.ipynb")):
+    nav = []
+    for path in sorted(PROC.glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem)):
         nb = clean(json.loads(path.read_text(encoding="utf-8")), "" if path.stem == "index" else "../")
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
+        title = "Home" if path.stem == "index" else nb.get("metadata", {}).get("title", path.stem)
+        nav.append({title: path.name})
+    config = ROOT / "_mkdocs_nav.yml"                      # mkdocs.yml plus the pages in notebook order
+    config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": nav}), encoding="utf-8")
     for extra in ("styles.css",):
         if (ROOT / "nbs" / extra).exists(): shutil.copy(ROOT / "nbs" / extra, SRC / extra)
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(ROOT / "mkdocs.yml")], cwd=ROOT, check=True, env=env)
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(config)], cwd=ROOT, check=True, env=env)
     localise(SITE, vendor_mathjax())
     return SITE
 

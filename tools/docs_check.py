@@ -47,8 +47,18 @@ def module_symbols() -> dict:
     for nb in (ROOT / "nbs").glob("*.ipynb"):
         if m := re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8")):
             syms = d["syms"].get(f"disentlit.{m.group(1)}", {})
-            pages[nb.stem] = {s.split(".")[-1] for s in syms if "." not in s[len(f"disentlit.{m.group(1)}."):]}
+            pages[nb.stem] = {n for s in syms if "." not in (n := s[len(f"disentlit.{m.group(1)}."):]) and not n.startswith("_")}
     return pages
+
+
+MATHJAX_IDLE = "!window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0 && MathJax.isReady)"
+
+
+def _open(page, url):
+    "Load `url` and wait until MathJax (when the page uses it) has typeset every equation."
+    resp = page.goto(url, wait_until="networkidle")
+    page.wait_for_function(MATHJAX_IDLE, timeout=20_000)
+    return resp
 
 
 def check(site: Path, out: Path) -> dict:
@@ -66,11 +76,11 @@ def check(site: Path, out: Path) -> dict:
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
-            links, figures = set(), 0
+            links, figures, equations = set(), 0, 0
             for rel in pages:
                 url = urljoin(base, "" if rel == "." else rel + "/")
                 errors.clear()
-                resp = page.goto(url, wait_until="load")
+                resp = _open(page, url)
                 if not resp or resp.status != 200: problems.append(f"{url}: status {resp and resp.status}")
                 if errors: problems.append(f"{url}: console errors: {errors[:3]}")
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
@@ -78,23 +88,26 @@ def check(site: Path, out: Path) -> dict:
                     if u.netloc == urlparse(base).netloc: links.add(href.split("#")[0])
                 sizes = page.eval_on_selector_all("img", "els => els.map(e => [e.naturalWidth, e.naturalHeight])")
                 figures += sum(1 for w, h in sizes if w > 0 and h > 0)
+                maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
+                equations += maths
                 name = "index" if rel == "." else rel
                 headings = set(page.eval_on_selector_all("h3, h4", "els => els.map(e => e.textContent.trim())"))
                 expected = symbols.get(name, set())
                 found = {s for s in expected if any(h.startswith(s) for h in headings)}
                 if expected and not found: problems.append(f"{url}: no API reference for any of {sorted(expected)[:5]}...")
-                report[name] = dict(images=len(sizes), api_expected=len(expected), api_found=len(found))
+                report[name] = dict(images=len(sizes), equations=maths, api_expected=len(expected), api_found=len(found))
             for link in sorted(links):
                 r = page.request.get(link)
                 if r.status != 200: problems.append(f"broken link {link}: {r.status}")
             if figures == 0: problems.append("no figure rendered with a non-zero size")
-            page.goto(base, wait_until="load"); page.screenshot(path=str(out / "landing.png"))
+            if equations == 0: problems.append("no equation was typeset (MathJax did not run)")
+            _open(page, base); page.screenshot(path=str(out / "landing.png"))
             nb_page = next((p for p in pages if p.startswith("02_")), pages[-1])
-            page.goto(urljoin(base, nb_page + "/"), wait_until="load"); page.screenshot(path=str(out / "notebook.png"), full_page=False)
+            _open(page, urljoin(base, nb_page + "/")); page.screenshot(path=str(out / "notebook.png"), full_page=False)
             browser.close()
     finally:
         server.shutdown()
-    return dict(pages=len(pages), links_checked=len(links), figures=figures, per_page=report, problems=problems,
+    return dict(pages=len(pages), links_checked=len(links), figures=figures, equations=equations, per_page=report, problems=problems,
                 screenshots=[str(out / "landing.png"), str(out / "notebook.png")])
 
 
