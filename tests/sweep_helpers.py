@@ -1,0 +1,15 @@
+"""Run functions for sweep tests: they record each start and each finish as files, so a test can count them."""
+import os
+import time
+from pathlib import Path
+
+
+def slow_run(config, out_dir: Path) -> dict:
+    "Sleeps a little, records that it started and that it finished (one marker file per event)."
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"started.{os.getpid()}.{time.time_ns()}").touch()
+    time.sleep(float(os.environ.get("SLOW_RUN_SECONDS", "0.4")))
+    (out_dir / f"finished.{time.time_ns()}").touch()
+    if config.framework_params.get("fail"): raise RuntimeError("asked to fail")
+    return dict(status="done", metrics=dict(score=float(config.seed)), pid=os.getpid())
