@@ -82,3 +82,26 @@ def test_distances_json_schema_and_values(cli):
     code2, out2, _ = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
                          "--pairs", "1000", "--seed", "3", "--json")
     assert json.loads(out2)["factors"] == r["factors"]                   # same seed, same numbers
+
+
+def test_sweep_resume_and_figures(cli, tmp_path):
+    spec = tmp_path / "tiny.json"
+    spec.write_text(json.dumps(dict(
+        name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=3, steps=8, batch_size=16,
+                               framework_params=dict(beta=0.01), metrics=["mig"], metric_params=dict(mig=dict(num_train=300))),
+        grid=dict(loss=["mse", "box_blur"]), repeats=1)))
+    db = tmp_path / "tiny.sqlite"
+    code, out, err = cli("sweep", str(spec), "--db", str(db), "--json")
+    assert code == 0, err
+    assert json.loads(out) == dict(db=str(db), pending=0, running=0, done=2, failed=0)
+    code, out, err = cli("sweep", str(spec), "--db", str(db))
+    assert code == 2 and "--resume" in err
+    code, out, err = cli("sweep", str(spec), "--db", str(db), "--resume", "--json")
+    assert code == 0 and json.loads(out)["done"] == 2
+    code, out, err = cli("figures", "--db", str(db), "--out", str(tmp_path / "figs"), "--json")
+    assert code == 0, err
+    names = {p.split("/")[-1] for p in json.loads(out)["figures"]}
+    assert {"figure11_loss.png", "loss_curves.png"} <= names
+    from disentlit.experiments import ResultsDB
+    rows = list(__import__("csv").DictReader(open(ResultsDB(db).export_csv(tmp_path / "t.csv"))))
+    assert {r["loss"] for r in rows} == {"mse", "box_blur"} and all(float(r["metric.mig"]) >= 0 for r in rows)
