@@ -59,14 +59,17 @@ def test_bench_data_reports_a_ratio(cli):
     assert 0 < r["batch_fraction_of_step"] == pytest.approx(r["vectorised_ms"] / r["conv64_step_ms"], rel=0.05)
 
 
-def test_demo_writes_traversal_figures(cli, tmp_path):
-    code, out, err = cli("demo", "--out", str(tmp_path / "demo"))
+def test_demo_writes_its_report(cli, tmp_path):
+    code, out, err = cli("demo", "--out", str(tmp_path / "demo"), "--steps", "10")
     assert code == 0, err
+    demo = tmp_path / "demo"
     for name in ("traversals_xysquares", "traversals_sprites", "overlap_study"):
-        png = tmp_path / "demo" / f"{name}.png"
+        png = demo / f"{name}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "xysquares" in out and "spacing 8: 0.00" in out
-
+    html = (demo / "index.html").read_text()
+    for src in __import__("re").findall(r"src='([^']+)'", html):
+        assert (demo / src).exists(), f"index.html shows a missing file: {src}"
+    assert "Spearman with ground truth  0.0000" in out and "mig" in out and "2 runs done, 0 failed" in out
 
 def test_distances_json_schema_and_values(cli):
     code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
