@@ -33,3 +33,26 @@ def test_every_designed_notebook_exists_and_exports():
     for nb in nbs - {"index.ipynb"}:
         text = (ROOT / "nbs" / nb).read_text()
         assert "#| default_exp" in text, f"{nb} exports no module"
+
+
+def _mixed_import_cells(nb_path: Path) -> list[int]:
+    "Code cells that mix imports with other statements (nbdev's doc builder runs every cell with an import)."
+    import ast, json
+    bad = []
+    for i, cell in enumerate(json.loads(nb_path.read_text())["cells"]):
+        if cell["cell_type"] != "code": continue
+        src = "".join(cell["source"])
+        lines = [l for l in src.splitlines() if not l.lstrip().startswith(("#", "%", "!"))]
+        directives = [l[2:].strip() for l in src.splitlines() if l.startswith("#|")]
+        if "nbdev_export()" in src or any(d.startswith("export") for d in directives): continue   # exported cells run anyway
+        try: tree = ast.parse("\n".join(lines))
+        except SyntaxError: continue
+        has_import = any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
+        has_other = any(not isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
+        if has_import and has_other: bad.append(i)
+    return bad
+
+
+def test_imports_live_in_import_cells():
+    offenders = {nb.name: cells for nb in sorted((ROOT / "nbs").glob("*.ipynb")) if (cells := _mixed_import_cells(nb))}
+    assert not offenders, f"cells mixing imports with code (move the imports to the notebook's import cell): {offenders}"

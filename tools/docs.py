@@ -23,6 +23,7 @@ MATHJAX = "mathjax@2.7.9"          # the MathJax 2 that nbconvert's page templat
 CDN_MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config=TeX-AMS_CHTML-full,Safe"
 
 _ATTRS = re.compile(r"\{[^{}\n]*(?:target=|style=|\.callout|#[\w-]+ )[^{}\n]*\}")
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _NB_LINK = re.compile(r"\((?:nbs/)?([\w-]+)\.ipynb\)")
 
 
@@ -66,6 +67,8 @@ def clean(nb: dict, up: str = "../") -> dict:
             cell["source"] = "\n".join(l for l in src.splitlines() if not l.startswith("#|"))
             if opts.get("echo") == "false" or not cell["source"].strip():
                 cell.setdefault("metadata", {}).setdefault("tags", []).append("hide_code")
+            # live widgets need a widget manager (and the network) to render; the notebooks show snapshots instead
+            cell["outputs"] = [o for o in cell.get("outputs", []) if _WIDGET_VIEW not in o.get("data", {})]
             for out in cell.get("outputs", []):
                 data = out.get("data", {})
                 if "text/markdown" in data:
@@ -111,9 +114,18 @@ def localise(site: Path, mathjax: Path | None):
         if text != original: page.write_text(text, encoding="utf-8")
 
 
+def process_notebooks():
+    """nbdev's notebook processing into _proc/ (directives applied, `show_doc` executed), without `nbdev_proc_nbs`'s
+    set-up steps, which try to install Quarto and re-install the package."""
+    from nbdev.serve import proc_nbs
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try: proc_nbs(ROOT / "nbs", n_workers=2, force=True)
+    finally: os.chdir(cwd)
+
+
 def build(proc: bool = True) -> Path:
-    if proc:
-        subprocess.run(["nbdev_proc_nbs", "--force"], cwd=ROOT, check=True)
+    if proc: process_notebooks()
     shutil.rmtree(SRC, ignore_errors=True)
     SRC.mkdir()
     nav = []
