@@ -138,6 +138,7 @@ def build(proc: bool = True) -> Path:
     config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": nav}), encoding="utf-8")
     for extra in ("styles.css",):
         if (ROOT / "nbs" / extra).exists(): shutil.copy(ROOT / "nbs" / extra, SRC / extra)
+    if (ROOT / "nbs" / "images").exists(): shutil.copytree(ROOT / "nbs" / "images", SRC / "images")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(config)], cwd=ROOT, check=True, env=env)
     localise(SITE, vendor_mathjax())

@@ -22,7 +22,7 @@ def render(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
     parts = []
     for cell in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]:
         src = "".join(cell["source"]).strip()
-        if cell["cell_type"] == "markdown": parts.append(src)
+        if cell["cell_type"] == "markdown": parts.append(src.replace("](images/", "](nbs/images/"))   # paths from the root
         elif cell["cell_type"] == "code":
             lines = [l for l in src.splitlines() if not l.startswith("#|")]
             if any(l.replace(" ", "").startswith("#|hide") for l in src.splitlines()) or not lines: continue
