@@ -71,3 +71,15 @@ def test_ray_engine_on_a_local_cluster(tmp_path):
         assert os.getpid() not in pids                               # the runs ran in Ray workers, not in the driver
     finally:
         ray.shutdown()
+
+
+def test_ray_engine_without_ray_says_how_to_install(tmp_path):
+    "With Ray missing, `--engine ray` is one line on stderr naming the install command, and exit status 2."
+    spec = tmp_path / "s.json"
+    spec.write_text('{"name": "x", "base": {"dataset": "xyobject", "steps": 1}}')
+    code = ("import sys; sys.modules['ray'] = None\n"              # makes `import ray` fail, as when it is not installed
+            "from disentlit.cli import main\n"
+            f"sys.exit(main(['sweep', {str(spec)!r}, '--db', {str(tmp_path / 'x.sqlite')!r}, '--engine', 'ray']))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and "pip install 'disentlit[ray]'" in p.stderr, p.stderr
