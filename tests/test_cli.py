@@ -4,6 +4,8 @@ import json
 import numpy as np
 import pytest
 
+from disentlit.data_files import parse_params
+
 
 def test_datasets_lists_every_dataset(cli):
     code, out, err = cli("datasets", "--json")
@@ -118,3 +120,27 @@ def test_box_blur_restores_the_order_of_xysquares(cli):
         assert code == 0, err
         rho[loss] = json.loads(out)["spearman"]
     assert rho["mse"] == 0 and rho["box_blur"] > 0.9, rho
+
+
+FAMILY = [("annealedvae", ["c_max=25", "iterations=10"], {"kl", "capacity"}),
+          ("betatcvae", ["beta=4", "estimator=mss"], {"mi", "tc", "dwkl"}),
+          ("factorvae", ["gamma=20", "disc_width=64", "disc_layers=2"], {"kl", "tc", "disc_loss"}),
+          ("dipvae_i", ["lambda_od=5"], {"kl", "dip_offdiag", "dip_diag"}),
+          ("dipvae_ii", [], {"kl", "dip_offdiag", "dip_diag"}),
+          ("wae", ["encoder_type=uniform", "lambda_mmd=10"], {"mmd", "logvar_lp"})]
+
+
+@pytest.mark.parametrize("name, params, terms", FAMILY)
+def test_train_every_framework_of_the_family(cli, tmp_path, name, params, terms):
+    argv = ["train", "--dataset", "xyobject", "--framework", name, "--latents", "3", "--steps", "3", "--batch-size", "8",
+            "--out", str(tmp_path / name), "--json"]
+    for p in params: argv += ["--param", p]
+    code, out, err = cli(*argv)
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["status"] == "done" and terms <= set(r["final"]), r
+    recorded = json.loads((tmp_path / name / "config.json").read_text())["framework"]["params"]
+    for key, value in parse_params(params).items():
+        assert recorded[key] == value, (key, recorded)
+    code, out, err = cli("evaluate", str(tmp_path / name), "--metrics", "mig", "--json")
+    assert code == 0 and 0 <= json.loads(out)["mig"]["mig"] <= 1, (out, err)

@@ -36,7 +36,7 @@ def _framework(name):
     return data, get_framework(name, obs_shape=data.obs_shape, latents=3, model="fc", width=32, seed=1)
 
 
-@pytest.mark.parametrize("name", ["betavae", "adagvae"])
+@pytest.mark.parametrize("name", ["betavae", "adagvae", "annealedvae", "betatcvae", "factorvae", "wae"])
 def test_killed_run_resumes_bit_for_bit(tmp_path, name):
     crashed = tmp_path / "crashed"
     code = CHILD.format(name=name, kill_at=KILL_AT, steps=STEPS, every=EVERY)
@@ -53,6 +53,7 @@ def test_killed_run_resumes_bit_for_bit(tmp_path, name):
     assert resumed["status"] == straight["status"] == "done"
     for a, b in zip(fw.state_dict().values(), fw_straight.state_dict().values()):
         assert torch.equal(a, b)
+    if name == "annealedvae": assert int(fw.updates) == STEPS                      # the capacity schedule resumed too
     log = lambda d: [json.loads(l) for l in (d / "log.jsonl").read_text().splitlines()]
     got, want = log(crashed), log(tmp_path / "straight")
     assert [r["step"] for r in got] == list(range(1, STEPS + 1))                       # no step twice, none missing
