@@ -17,9 +17,9 @@ from threadpoolctl import threadpool_limits
 from .data import DisentlitError, GroundTruthData, as_rng
 
 # %% auto #0
-__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
-           'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'encode_indices', 'evaluate',
-           'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData', 'factor_encoder',
+__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'REFERENCE_MODES', 'histogram_discretize', 'discrete_mutual_info',
+           'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'encode_indices',
+           'evaluate', 'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData', 'factor_encoder',
            'learned_distance_matrices', 'bench_metrics']
 
 # %% ../nbs/05_metrics.ipynb #08f39dec
@@ -343,14 +343,17 @@ def encode_indices(encode: Callable, data: GroundTruthData, idx, standardise: bo
     return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
 def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | str = METRICS, seed=0, standardise: bool = True,
-             batch_size: int = 256, progress: bool = False, fast: bool = True, params: dict | None = None) -> dict:
-    "Score `encode` on `data` with every metric in `metrics`, sampling and encoding each needed observation once."
+             batch_size: int = 256, progress: bool = False, fast: bool = True, params: dict | None = None,
+             dedup: bool = True) -> dict:
+    "Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once (`dedup`) or every draw."
     t0 = time.perf_counter()
     plan = _resolve(metrics, params, fast, seed)
     draws = {m: _SPECS[m][1](data, _metric_rng(seed, m), p) for m, p in plan.items()}
     # every array of positions (ending in F) becomes indices; labels stay as they are
     flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key, a in d.items() if not key.endswith("labels")]
-    unique, inverse = np.unique(np.concatenate(flat), return_inverse=True)
+    every = np.concatenate(flat)
+    if dedup: unique, inverse = np.unique(every, return_inverse=True)
+    else: unique, inverse = every, np.arange(len(every))             # the reference's way: every draw, in draw order
     t1 = time.perf_counter()
     table = encode_indices(encode, data, unique, standardise, batch_size, progress)
     t2 = time.perf_counter()
@@ -368,7 +371,7 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
     out["info"] = dict(draws=int(sum(len(f) for f in flat)), encoded=int(len(unique)), latents=int(table.shape[1]),
                        seconds=dict(sample=round(t1 - t0, 3), encode=round(t2 - t1, 3), **seconds,
                                     total=round(time.perf_counter() - t0, 3)),
-                       params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None)
+                       params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None, dedup=bool(dedup))
     return out
 
 def beta_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000, num_eval: int = 5_000,
@@ -440,12 +443,13 @@ def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
 
 def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: int = 64, distance: Callable | None = None,
                               seed=0, factors: Sequence | None = None, batch_size: int = 1024) -> dict:
-    "Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f, f)}}."
+    "Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f, f)}}; `distance` defaults to the model's reconstruction loss's."
     from disentlit.distances import d_gt, mse, pairwise
     if not isinstance(n, (int, np.integer)) or n < 1: raise DisentlitError(f"n (traversals per factor) must be an integer >= 1, got {n!r}")
     if not (hasattr(model, "encoder") and hasattr(model, "decode")):
         raise DisentlitError("learned distances need a model with `encoder` (-> mean, log-variance) and `decode`, like the frameworks of 03_models")
-    distance, rng, std = distance or mse, as_rng(seed), bool(getattr(model, "standardise", True))
+    if distance is None: distance = getattr(getattr(model, "recon", None), "distance", None) or mse    # the model's own loss
+    rng, std = as_rng(seed), bool(getattr(model, "standardise", True))
     was_training = model.training
     model.eval()
     out = {}
@@ -472,9 +476,18 @@ def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: 
     return out
 
 # %% ../nbs/05_metrics.ipynb #03037c16
+REFERENCE_MODES = ("scaled", "full", "none")
+
+def _float_scores(r: dict) -> dict:
+    "The float-valued scores of an `evaluate` result, {metric: {key: value}}."
+    return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
+
 def bench_metrics(fast: bool = True, repeats: int = 2, batch_size: int = 1024, latents: int = 10, seed: int = 0,
-                  precision: str = "fp32", progress: bool = False) -> dict:
-    "Seconds for the full metric suite (one sampling and encoding) vs each metric on its own, best of `repeats`."
+                  precision: str = "fp32", progress: bool = False, reference: str = "scaled", throughput_sample: int = 32_768) -> dict:
+    "Seconds for the full metric suite (one sampling and encoding) vs each metric on its own (deduplicated, and the reference's way), best of `repeats`."
+    if reference not in REFERENCE_MODES: raise DisentlitError(f"unknown reference mode {reference!r}; accepted: {', '.join(REFERENCE_MODES)}")
+    if not isinstance(throughput_sample, (int, np.integer)) or throughput_sample < 1:
+        raise DisentlitError(f"throughput_sample must be an integer >= 1, got {throughput_sample!r}")
     from disentlit.data import XYSquares
     from disentlit.models import EncoderConv64
     data = XYSquares()
@@ -482,21 +495,52 @@ def bench_metrics(fast: bool = True, repeats: int = 2, batch_size: int = 1024, l
     torch.manual_seed(seed)
     encode = as_encode(EncoderConv64(data.obs_shape[-1], latents), precision=precision)
     kw = dict(seed=seed, batch_size=batch_size, fast=fast, progress=progress)
-    suite_runs, per_runs = [], []
+    sample = data.sample_idx(throughput_sample, np.random.default_rng([seed, 1]))   # a fixed random sample, in random order, like draws
+    suite_runs, per_runs, scaled_runs, full_runs, throughputs = [], [], [], [], []
     for _ in range(repeats):
         t = time.perf_counter(); suite = evaluate(encode, data, METRICS, **kw); suite_runs.append(time.perf_counter() - t)
         t, per = time.perf_counter(), {}
         for m in METRICS: per[m] = evaluate(encode, data, (m,), **kw)["info"]
         per_runs.append(time.perf_counter() - t)
+        if reference == "none": continue
+        t = time.perf_counter(); encode_indices(encode, data, sample, batch_size=batch_size); tp = throughput_sample / (time.perf_counter() - t)
+        throughputs.append(tp)
+        # each metric the reference's way, estimated: its own time minus its (deduplicated) encoding plus every draw encoded
+        scaled = {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / tp for m, p in per.items()}
+        scaled_runs.append(sum(scaled.values()))
+        if reference == "full":
+            full, ref_scores = {}, {}
+            t_all = time.perf_counter()
+            for m in METRICS:
+                t = time.perf_counter(); r = evaluate(encode, data, (m,), dedup=False, **kw); full[m] = time.perf_counter() - t
+                ref_scores.update(_float_scores(r))
+                if r["info"]["encoded"] != r["info"]["draws"]: raise RuntimeError("dedup=False must encode every draw")
+            full_runs.append(time.perf_counter() - t_all)
     info = suite["info"]
     throughput = info["encoded"] / info["seconds"]["encode"]
-    return dict(dataset=data.name, encoder=f"EncoderConv64(3, {latents}) untrained", precision=precision, fast=fast,
-                dci_mode="fast" if fast else "exact", batch_size=batch_size, repeats=repeats, torch_threads=torch.get_num_threads(),
-                suite_seconds=round(min(suite_runs), 2), per_metric_seconds=round(min(per_runs), 2),
-                speedup=round(min(per_runs) / min(suite_runs), 2),
-                suite_runs=[round(s, 2) for s in suite_runs], per_metric_runs=[round(s, 2) for s in per_runs],
-                suite_breakdown=info["seconds"], draws=info["draws"], encoded_suite=info["encoded"],
-                encoded_per_metric=int(sum(p["encoded"] for p in per.values())),
-                per_metric_breakdown={m: p["seconds"]["total"] for m, p in per.items()},
-                encode_per_second=round(throughput),
-                per_draw_encode_seconds_estimate=round(info["draws"] / throughput, 1))
+    out = dict(dataset=data.name, encoder=f"EncoderConv64(3, {latents}) untrained", precision=precision, fast=fast,
+               dci_mode="fast" if fast else "exact", batch_size=batch_size, repeats=repeats, torch_threads=torch.get_num_threads(),
+               suite_seconds=round(min(suite_runs), 2), per_metric_seconds=round(min(per_runs), 2),
+               speedup=round(min(per_runs) / min(suite_runs), 2),
+               suite_runs=[round(s, 2) for s in suite_runs], per_metric_runs=[round(s, 2) for s in per_runs],
+               suite_breakdown=info["seconds"], draws=info["draws"], encoded_suite=info["encoded"],
+               encoded_per_metric=int(sum(p["encoded"] for p in per.values())),
+               per_metric_breakdown={m: p["seconds"]["total"] for m, p in per.items()},
+               encode_per_second=round(throughput),
+               per_draw_encode_seconds_estimate=round(info["draws"] / throughput, 1), reference_mode=reference)
+    if reference == "none": return out
+    ref = min(full_runs) if reference == "full" else min(scaled_runs)
+    out.update(reference_per_metric_seconds=round(ref, 2), speedup_vs_reference=round(ref / min(suite_runs), 2),
+               encoded_reference=int(sum(p["draws"] for p in per.values())),
+               reference_scaled_seconds=round(min(scaled_runs), 2), reference_scaled_runs=[round(s, 2) for s in scaled_runs],
+               reference_scaled_breakdown={m: round(v, 2) for m, v in scaled.items()},
+               reference_encode_per_second=round(max(throughputs)), reference_throughput_sample=int(throughput_sample),
+               reference_encode_per_second_runs=[round(v) for v in throughputs])
+    if reference == "full":
+        suite_scores = _float_scores(suite)
+        diff = max(abs(v - suite_scores[m][k]) for m, d in ref_scores.items() for k, v in d.items())
+        out.update(reference_measured_seconds=round(min(full_runs), 2), reference_measured_runs=[round(s, 2) for s in full_runs],
+                   reference_measured_breakdown={m: round(v, 2) for m, v in full.items()},
+                   reference_scaled_error=round(min(scaled_runs) / min(full_runs) - 1, 3),
+                   reference_max_score_difference=float(diff))
+    return out

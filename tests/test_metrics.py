@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from disentlit.data import DisentlitError
-from disentlit.metrics import (METRICS, IndexData, dci, evaluate, factor_encoder, metric_defaults, mig, sap)
+from disentlit.metrics import (METRICS, REFERENCE_MODES, IndexData, as_encode, bench_metrics, dci, evaluate, factor_encoder,
+                               metric_defaults, mig, sap)
 
 SMALL = dict(mig=dict(num_train=600), dci=dict(num_train=600, num_test=300), sap=dict(num_train=600, num_test=300),
              beta_vae=dict(num_train=200, num_eval=100), factor_vae=dict(num_train=200, num_eval=100, num_variance_estimate=600))
@@ -62,9 +63,31 @@ def test_reference_defaults():
     (lambda z, y: dci(np.where(z > 1.5, np.nan, z), y, mode="fast"), "finite"),
     (lambda z, y: sap(z[:1], y[:1]), "at least 2 samples"),
     (lambda z, y: evaluate(lambda x: x, IndexData(["a"], [3]), ("mig", "nope")), "accepted: mig, dci, sap, beta_vae, factor_vae"),
+    (lambda z, y: bench_metrics(reference="approx"), "accepted: scaled, full, none"),
 ])
 def test_bad_input_is_a_disentlit_error(call, message):
     rng = np.random.default_rng(0)
     z, y = rng.normal(size=(50, 3)), rng.integers(0, 4, (50, 2))
     with pytest.raises(DisentlitError, match=message.replace("(", r"\(")):
         call(z, y)
+
+
+def test_dedup_false_encodes_every_draw_with_the_same_scores():
+    "A real network on XYSquares: encoding every draw in draw order (the reference's way) gives the suite's scores."
+    import torch
+    from disentlit.data import XYSquares
+    from disentlit.models import EncoderConv64
+    assert REFERENCE_MODES == ("scaled", "full", "none")
+    data = XYSquares()
+    torch.manual_seed(0)
+    encode = as_encode(EncoderConv64(3, 6))
+    params = dict(mig=dict(num_train=600), dci=dict(num_train=400, num_test=200), sap=dict(num_train=400, num_test=200),
+                  beta_vae=dict(batch_size=8, num_train=100, num_eval=50),
+                  factor_vae=dict(batch_size=8, num_train=100, num_eval=50, num_variance_estimate=600))
+    once = evaluate(encode, data, params=params, batch_size=256)
+    every = evaluate(encode, data, params=params, batch_size=256, dedup=False)
+    assert every["info"]["encoded"] == every["info"]["draws"] == once["info"]["draws"]
+    assert once["info"]["encoded"] < once["info"]["draws"]
+    for m in METRICS:
+        for key, v in once[m].items():
+            if isinstance(v, float): assert every[m][key] == pytest.approx(v, abs=1e-6), (m, key)
