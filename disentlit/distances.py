@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Callable, Sequence
 
 import numpy as np
@@ -15,7 +17,7 @@ import torch
 from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng
 
 # %% auto #0
-__all__ = ['Distance', 'mse', 'd_gt', 'd_pcv', 'pairwise', 'traversal_distances', 'traversal_distance_matrices',
+__all__ = ['Distance', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'traversal_distances', 'traversal_distance_matrices',
            'plot_distance_matrices', 'spearman_rows', 'traversal_spearman', 'factor_importance', 'importance_table',
            'plot_importance_cdf', 'overlap_study', 'plot_overlap_study', 'dataset_report', 'd_pcv_one_pair_at_a_time',
            'bench_distances']
@@ -32,15 +34,76 @@ def d_gt(pos_a, pos_b) -> np.ndarray:
 # %% ../nbs/02_distances.ipynb #de1aab46
 Distance = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-def d_pcv(data: GroundTruthData, pos_a, pos_b, distance: Distance = mse, chunk: int = 256, device=None) -> np.ndarray:
-    "Perceived distance (equation 7) between the observations at positions `pos_a` and `pos_b`: (N,)."
-    ia, ib = data.pos_to_idx(pos_a).reshape(-1), data.pos_to_idx(pos_b).reshape(-1)
+def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance, chunk: int, device) -> np.ndarray:
+    "Any distance: render both sides of each chunk as float batches and apply `distance`."
     out = np.empty(len(ia), dtype=np.float64)
     with torch.no_grad():
         for s in range(0, len(ia), chunk):
             d = distance(data.batch(ia[s:s + chunk], device=device), data.batch(ib[s:s + chunk], device=device))
             out[s:s + chunk] = d.double().cpu().numpy()
     return out
+
+# %% ../nbs/02_distances.ipynb #e05035d2
+_RUN = 256                    # 255**2 * 256 < 2**24: a run's sum of squared byte differences is exact in float32
+
+def _rows_view(u: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
+    "(N, ...) as (N, elements) with the elements in the axis order `order` (a view when memory allows)."
+    return u.transpose(order).reshape(len(u), -1)
+
+def sse_u8(ua: np.ndarray, ub: np.ndarray, out: np.ndarray | None = None, rows: int = 16) -> np.ndarray:
+    "Exact sum of squared differences of each pair of uint8 observations (N, ...) x (N, ...) -> (N,) float64 integers."
+    ua, ub = np.asarray(ua), np.asarray(ub)
+    if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
+        raise DisentlitError(f"sse_u8 needs two uint8 arrays of one shape (N, ...), got {ua.dtype}{ua.shape} and {ub.dtype}{ub.shape}")
+    # read both sides in the memory order of `ua` (observations are often channel-first behind an (N, H, W, C) view)
+    order = (0, *sorted(range(1, ua.ndim), key=lambda a: -ua.strides[a]))
+    ua, ub = _rows_view(ua, order), _rows_view(ub, order)
+    n, P = ua.shape
+    runs, rows = -(-P // _RUN), max(1, min(rows, n))
+    out = np.empty(n) if out is None else out
+    f32 = np.empty((rows, runs * _RUN), dtype=np.float32)             # scratch that stays in cache, reused by every block
+    f32[:, P:] = 0                                                     # the padding past P stays 0
+    v = f32.reshape(rows, runs, 1, _RUN)
+    vt, dots = v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
+    for s in range(0, n, rows):
+        k = min(rows, n - s)
+        np.subtract(ua[s:s + k], ub[s:s + k], out=f32[:k, :P], dtype=np.int16)   # exact in int16, stored as float32
+        np.matmul(v[:k], vt[:k], out=dots[:k])                         # one exact float32 dot product per run
+        dots[:k].reshape(k, runs).sum(1, dtype=np.float64, out=out[s:s + k])
+    return out
+
+# %% ../nbs/02_distances.ipynb #e09361c5
+@contextmanager
+def _torch_threads(n: int):
+    "Run a block with torch limited to `n` intra-op threads, then restore the previous setting."
+    prev = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try: yield
+    finally: torch.set_num_threads(prev)
+
+def _d_pcv_mse(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, chunk: int, workers: int) -> np.ndarray:
+    "The MSE fast path: exact SSE of the uint8 observations of each chunk, divided once by 255^2 * elements."
+    sse = np.empty(len(ia), dtype=np.float64)
+    def run(s):                                      # both sides of a chunk in one call to the renderer
+        u = data._obs(np.concatenate([ia[s:s + chunk], ib[s:s + chunk]]))
+        sse_u8(u[:len(u) // 2], u[len(u) // 2:], sse[s:s + chunk])
+    starts = range(0, len(ia), chunk)
+    with _torch_threads(1):
+        if len(starts): run(0)                       # the first chunk in this thread: lazy file handles open once
+        if workers > 1 and len(starts) > 2:
+            with ThreadPoolExecutor(workers) as pool: list(pool.map(run, starts[1:]))
+        else:
+            for s in starts[1:]: run(s)
+    return sse / (255.0 ** 2 * math.prod(data.obs_shape))
+
+def d_pcv(data: GroundTruthData, pos_a, pos_b, distance: Distance = mse, chunk: int = 256, device=None,
+          workers: int | None = None) -> np.ndarray:
+    "Perceived distance (equation 7) between the observations at positions `pos_a` and `pos_b`: (N,)."
+    ia, ib = data.pos_to_idx(pos_a).reshape(-1), data.pos_to_idx(pos_b).reshape(-1)
+    if chunk < 1: raise DisentlitError(f"chunk must be >= 1, got {chunk}")
+    if distance is mse and torch.device(device or "cpu").type == "cpu":
+        return _d_pcv_mse(data, ia, ib, chunk, max(1, workers or torch.get_num_threads()))
+    return _d_pcv_generic(data, ia, ib, distance, chunk, device)
 
 # %% ../nbs/02_distances.ipynb #75bce025
 def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
@@ -128,6 +191,11 @@ def traversal_spearman(data: GroundTruthData, n: int = 256, distance: Distance =
     return dict(factors=per, mean=float(np.mean(list(per.values()))) if per else float("nan"))
 
 # %% ../nbs/02_distances.ipynb #8c6e90e4
+def _mean_std(d: np.ndarray) -> tuple[float, float]:
+    "Mean and (population) std, computed about the first value: equal values give exactly that value and exactly 0."
+    e = d - d[0]
+    return float(d[0] + e.mean()), float(e.std())
+
 def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Distance = mse, seed=0,
                       keep_samples: bool = False, chunk: int = 256, device=None, progress: bool = False) -> dict:
     "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
@@ -139,7 +207,8 @@ def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Dist
     rows, samples = [], {}
     for name, a, b in tqdm(jobs, disable=not progress, desc="perceived distance"):
         d = d_pcv(data, a, b, distance, chunk, device)
-        rows.append(dict(name=name, mean=float(d.mean()), std=float(d.std())))
+        mean, std = _mean_std(d)
+        rows.append(dict(name=name, mean=mean, std=std))
         if keep_samples: samples[name] = d
     factors = sorted(rows[:-1], key=lambda r: -r["mean"])
     return dict(factors=factors, random=rows[-1], pairs=pairs, **({"samples": samples} if keep_samples else {}))
@@ -216,11 +285,12 @@ def d_pcv_one_pair_at_a_time(data: GroundTruthData, pos_a, pos_b) -> np.ndarray:
 
 def bench_distances(pairs: int = 50_000, loop_pairs: int = 1000, seed: int = 0) -> dict:
     "Time Table A1 for XYSquares (vectorised) vs a one-pair-at-a-time loop on a subsample, scaled; peak memory."
-    import resource
+    import os, resource
     data = XYSquares()
-    t = time.perf_counter()
+    load = os.getloadavg()[0]                                               # other work on the machine skews every timing
+    t, cpu = time.perf_counter(), time.process_time()
     table = factor_importance(data, pairs, mse, seed)
-    vec = time.perf_counter() - t
+    vec, cpu = time.perf_counter() - t, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB; the whole process so far
     a, b = data.sample_traversal_pairs(loop_pairs, None, seed)
     t = time.perf_counter()
@@ -228,5 +298,6 @@ def bench_distances(pairs: int = 50_000, loop_pairs: int = 1000, seed: int = 0) 
     loop = (time.perf_counter() - t) * (pairs * (data.num_factors + 1) / loop_pairs)
     np.testing.assert_allclose(loop_d, d_pcv(data, a, b), rtol=1e-5)        # the two paths agree
     return dict(dataset=data.name, pairs=pairs, rows=data.num_factors + 1, vectorised_s=round(vec, 3),
-                loop_s_estimated=round(loop, 1), loop_pairs_timed=loop_pairs, speedup=round(loop / vec, 1),
-                peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(), table=table["factors"] + [table["random"]])
+                vectorised_cpu_s=round(cpu, 3), loop_s_estimated=round(loop, 1), loop_pairs_timed=loop_pairs,
+                speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(),
+                load_avg_1m=round(load, 2), table=table["factors"] + [table["random"]])
