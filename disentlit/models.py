@@ -648,11 +648,14 @@ class FactorVAE(VAE):
 
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
+        frozen = {n: p.detach() for n, p in self.discriminator.named_parameters()}
         with self._autocast():                                   # the discriminator runs at the loop's precision
-            logits = self.discriminator(torch.cat([z, permute_dims(z.detach(), generator)])).float()
-        real, perm = logits.chunk(2)
+            real = torch.func.functional_call(self.discriminator, frozen, (z,)).float()     # the VAE's TC: no gradient into D
+            zd = z.detach()                                                                  # D's loss: no gradient into the encoder
+            logits = self.discriminator(torch.cat([zd, permute_dims(zd, generator)])).float()
         tc = (real[:, 0] - real[:, 1]).mean()
-        target = torch.cat([torch.zeros(len(real), dtype=torch.long, device=z.device), torch.ones(len(perm), dtype=torch.long, device=z.device)])
+        n = len(z)
+        target = torch.cat([torch.zeros(n, dtype=torch.long, device=z.device), torch.ones(n, dtype=torch.long, device=z.device)])
         disc = F.cross_entropy(logits, target)                    # = (CE(real, 0) + CE(perm, 1)) / 2 on equal halves
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
@@ -669,11 +672,9 @@ class FactorVAE(VAE):
         logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
         if not math.isfinite(logs["disc_loss"]): logs["loss"] = float("nan")     # a broken discriminator stops the run too
         if not math.isfinite(logs["loss"]): return logs
-        opt_vae, opt_disc = optimisers
         for o in optimisers: o.zero_grad(set_to_none=True)
-        loss.backward(inputs=[p for g in opt_vae.param_groups for p in g["params"]], retain_graph=True)
-        disc.backward(inputs=list(self.discriminator.parameters()))
-        opt_vae.step(); opt_disc.step()
+        (loss + disc).backward()                                  # each term reaches only its own network (see regulariser)
+        for o in optimisers: o.step()
         return logs
 
 # %% ../nbs/03_models.ipynb #5cb9a8ad
