@@ -238,10 +238,19 @@ class AE(nn.Module):
         return logs
 
 # %% ../nbs/03_models.ipynb #b88d1076
-def _check_beta(beta) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta) or beta < 0:
-        raise DisentlitError(f"beta must be a finite number >= 0, got {beta!r}")
-    return float(beta)
+def _check_weight(name: str, value, positive: bool = False) -> float:
+    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and (value > 0 if positive else value >= 0)
+    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
+
+def _check_int(name: str, value, hint: str = "") -> int:
+    "A count: an integer >= 1; `DisentlitError` otherwise."
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {value!r}")
+    return value
+
+def _check_beta(beta) -> float: return _check_weight("beta", beta)
 
 class VAE(AE):
     "The VAE: reparameterised samples and the KL to the prior, averaged over latents (beta = 1)."
@@ -354,7 +363,7 @@ def _finite_json(v):
 
 def _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every):
     if not isinstance(framework, AE): raise DisentlitError(f"expected a framework (an AE subclass), got {type(framework).__name__}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1: raise DisentlitError(f"steps must be an integer >= 1, got {steps!r}")
+    _check_int("steps", steps)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
         raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {batch_size!r}")
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0): raise DisentlitError(f"lr must be a number > 0, got {lr!r}")
@@ -517,11 +526,6 @@ def load_run(run_dir: str | Path, device=None) -> tuple[AE, GroundTruthData, dic
     return model.to(device or "cpu").eval(), data, config
 
 # %% ../nbs/03_models.ipynb #fe8f1a5a
-def _check_weight(name: str, value, positive: bool = False) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and (value > 0 if positive else value >= 0)
-    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
-    return float(value)
-
 def _check_min_batch(framework, batch_size: int, least: int, why: str):
     if batch_size < least:
         raise DisentlitError(f"{framework.name} needs a batch of at least {least} ({why}), got {batch_size}")
@@ -534,9 +538,7 @@ class AnnealedVAE(VAE):
     def __init__(self, encoder, decoder, recon=None, *, gamma: float = 1000.0, c_max: float = 5.0, iterations: int = 100_000):
         super().__init__(encoder, decoder, recon)
         self.gamma, self.c_max = _check_weight("gamma", gamma), _check_weight("c_max", c_max)
-        if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-            raise DisentlitError(f"iterations must be an integer >= 1, got {iterations!r}")
-        self.iterations = iterations
+        self.iterations = _check_int("iterations", iterations)
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
     def hparams(self) -> dict: return dict(gamma=self.gamma, c_max=self.c_max, iterations=self.iterations)
@@ -575,9 +577,13 @@ def _log_weights(m: int, dataset_size: int, estimator: str, like: torch.Tensor) 
     w[rows, rows] = 1.0 / n
     return w.log()
 
+def _check_estimator(estimator: str) -> str:
+    if estimator not in TC_ESTIMATORS: raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: {', '.join(TC_ESTIMATORS)}")
+    return estimator
+
 def tc_decomposition(mu, logvar, z, dataset_size: int, estimator: str = "mws") -> dict[str, torch.Tensor]:
     "Minibatch estimates of index-code MI, total correlation and dimension-wise KL (nats, batch means)."
-    if estimator not in TC_ESTIMATORS: raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: {', '.join(TC_ESTIMATORS)}")
+    _check_estimator(estimator)
     m = len(z)
     dens = gaussian_log_density(z[:, None], mu[None], logvar[None])                   # (M, M, D): log q(z_id | n_j)
     logw = _log_weights(m, dataset_size, estimator, dens)
@@ -596,10 +602,8 @@ class BetaTCVAE(VAE):
                  estimator: str = "mws", dataset_size: int | None = None):
         super().__init__(encoder, decoder, recon)
         self.alpha, self.beta, self.gamma = (_check_weight(k, v) for k, v in dict(alpha=alpha, beta=beta, gamma=gamma).items())
-        if estimator not in TC_ESTIMATORS: raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: {', '.join(TC_ESTIMATORS)}")
-        if dataset_size is not None and (isinstance(dataset_size, bool) or not isinstance(dataset_size, int) or dataset_size < 1):
-            raise DisentlitError(f"dataset_size must be an integer >= 1 (or None: the dataset's), got {dataset_size!r}")
-        self.estimator, self.dataset_size = estimator, dataset_size
+        if dataset_size is not None: _check_int("dataset_size", dataset_size, " (or None: the dataset's)")
+        self.estimator, self.dataset_size = _check_estimator(estimator), dataset_size
         self._n = dataset_size
 
     def hparams(self) -> dict:
@@ -637,9 +641,7 @@ class FactorVAE(VAE):
                  disc_lr: float = 1e-4):
         super().__init__(encoder, decoder, recon)
         self.gamma, self.disc_lr = _check_weight("gamma", gamma), _check_weight("disc_lr", disc_lr, positive=True)
-        for k, v in dict(disc_width=disc_width, disc_layers=disc_layers).items():
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1: raise DisentlitError(f"{k} must be an integer >= 1, got {v!r}")
-        self.disc_width, self.disc_layers = disc_width, disc_layers
+        self.disc_width, self.disc_layers = _check_int("disc_width", disc_width), _check_int("disc_layers", disc_layers)
         self.discriminator = mlp_discriminator(encoder.latents, disc_width, disc_layers)
 
     def hparams(self) -> dict: return dict(gamma=self.gamma, disc_width=self.disc_width, disc_layers=self.disc_layers, disc_lr=self.disc_lr)
