@@ -24,14 +24,14 @@ from .data_files import get_dataset
 from .distances import mse
 
 # %% auto #0
-__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'WAE_ENCODERS', 'init_glorot', 'GaussianHead',
-           'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair',
-           'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'AE', 'VAE', 'BetaVAE',
-           'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon', 'get_framework', 'framework_for',
-           'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config', 'load_run', 'AnnealedVAE',
-           'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'FactorVAE',
-           'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop',
-           'bench_train']
+__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS',
+           'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise',
+           'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam',
+           'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon',
+           'get_framework', 'framework_for', 'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config',
+           'load_run', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims',
+           'mlp_discriminator', 'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE',
+           'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -633,49 +633,75 @@ def mlp_discriminator(latents: int, width: int = 1000, layers: int = 6) -> nn.Se
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
 
+DISC_PRECISIONS = ("auto", "fp32", "bf16")
+
+def native_bf16(device: torch.device | str) -> bool:
+    "Whether `device` multiplies bf16 matrices in hardware: AMX or AVX512-BF16 on a CPU, compute capability 8+ on CUDA."
+    device = torch.device(device)
+    if device.type == "cuda": return torch.cuda.is_bf16_supported(including_emulation=False)
+    caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
+    return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
+
+def discriminate(disc: nn.Module, z: torch.Tensor, generator: torch.Generator | None = None, bf16: bool = False) -> torch.Tensor:
+    "Float32 logits (2N, 2) of `disc` on the codes z (N, D), then on their permutation (detached); under bf16 autocast if asked."
+    with torch.autocast(z.device.type, dtype=torch.bfloat16, enabled=bf16):
+        return disc(torch.cat([z, permute_dims(z.detach(), generator)])).float()
+
 class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
     name, summed = "factorvae", True
 
     def __init__(self, encoder, decoder, recon=None, *, gamma: float = 40.0, disc_width: int = 1000, disc_layers: int = 6,
-                 disc_lr: float = 1e-4):
+                 disc_lr: float = 1e-4, disc_precision: str = "auto"):
         super().__init__(encoder, decoder, recon)
         self.gamma, self.disc_lr = _check_weight("gamma", gamma), _check_weight("disc_lr", disc_lr, positive=True)
         self.disc_width, self.disc_layers = _check_int("disc_width", disc_width), _check_int("disc_layers", disc_layers)
+        if disc_precision not in DISC_PRECISIONS:
+            raise DisentlitError(f"unknown disc_precision {disc_precision!r}; accepted: {', '.join(DISC_PRECISIONS)}")
+        self.disc_precision = disc_precision
         self.discriminator = mlp_discriminator(encoder.latents, disc_width, disc_layers)
 
-    def hparams(self) -> dict: return dict(gamma=self.gamma, disc_width=self.disc_width, disc_layers=self.disc_layers, disc_lr=self.disc_lr)
+    def hparams(self) -> dict:
+        return dict(gamma=self.gamma, disc_width=self.disc_width, disc_layers=self.disc_layers, disc_lr=self.disc_lr,
+                    disc_precision=self.disc_precision)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
 
+    def disc_bf16(self, device, loop_bf16: bool = False) -> bool:
+        "Whether D runs in bf16: `disc_precision` 'bf16', or 'auto' in a bf16 loop or on a device with native bf16."
+        if self.disc_precision != "auto": return self.disc_precision == "bf16"
+        return loop_bf16 or native_bf16(device)
+
+    _loop_bf16 = False            # set by training_step: AE.loss calls the regulariser with autocast off
+
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
-        frozen = {n: p.detach() for n, p in self.discriminator.named_parameters()}
-        with self._autocast():                                   # the discriminator runs at the loop's precision
-            real = torch.func.functional_call(self.discriminator, frozen, (z,)).float()     # the VAE's TC: no gradient into D
-            zd = z.detach()                                                                  # D's loss: no gradient into the encoder
-            logits = self.discriminator(torch.cat([zd, permute_dims(zd, generator)])).float()
-        tc = (real[:, 0] - real[:, 1]).mean()
+        logits = discriminate(self.discriminator, z, generator, self.disc_bf16(z.device, self._loop_bf16))
         n = len(z)
-        target = torch.cat([torch.zeros(n, dtype=torch.long, device=z.device), torch.ones(n, dtype=torch.long, device=z.device)])
-        disc = F.cross_entropy(logits, target)                    # = (CE(real, 0) + CE(perm, 1)) / 2 on equal halves
+        tc = (logits[:n, 0] - logits[:n, 1]).mean()                  # the density-ratio TC of the codes themselves
+        disc = F.cross_entropy(logits, torch.arange(2, device=z.device).repeat_interleave(n))   # codes 0, permuted 1
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
-    def configure_optimisers(self, lr):
-        vae = [p for n, p in self.named_parameters() if not n.startswith("discriminator.")]
-        return [adam(vae, lr=lr), adam(self.discriminator.parameters(), lr=self.disc_lr, betas=(0.5, 0.9))]
+    def vae_parameters(self) -> list[nn.Parameter]:
+        "The encoder's and decoder's parameters: everything but the discriminator."
+        return [p for n, p in self.named_parameters() if not n.startswith("discriminator.")]
 
-    _autocast = contextlib.nullcontext
+    def configure_optimisers(self, lr):
+        return [adam(self.vae_parameters(), lr=lr), adam(self.discriminator.parameters(), lr=self.disc_lr, betas=(0.5, 0.9))]
 
     def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext):
-        self._autocast = autocast
-        with autocast(): loss, logs = self.loss(batch, generator)
+        try:
+            with autocast():
+                self._loop_bf16 = torch.is_autocast_enabled(batch.device.type)
+                loss, logs = self.loss(batch, generator)
+        finally: self._loop_bf16 = False
         disc = logs["disc_loss"]
         logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
         if not math.isfinite(logs["disc_loss"]): logs["loss"] = float("nan")     # a broken discriminator stops the run too
         if not math.isfinite(logs["loss"]): return logs
         for o in optimisers: o.zero_grad(set_to_none=True)
-        (loss + disc).backward()                                  # each term reaches only its own network (see regulariser)
+        disc.backward(inputs=list(self.discriminator.parameters()), retain_graph=True)   # D's loss moves D only
+        loss.backward(inputs=self.vae_parameters())               # the VAE's loss (its TC too) moves encoder and decoder only
         for o in optimisers: o.step()
         return logs
 
