@@ -226,15 +226,20 @@ def cmd_bench(args) -> int:
         if bad := [p for p in precisions if p not in PRECISIONS]:
             raise DisentlitError(f"unknown precision {bad[0]!r}; accepted: {', '.join(PRECISIONS)}")
         if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
-        runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size)
-                for p in precisions}
+        params = parse_params(args.param, "--param")
+        runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size,
+                               params=params, allocator=not args.no_allocator) for p in precisions}
         r = dict(framework=args.framework, dataset="xysquares", batch_size=args.batch_size, channels_last=True,
                  torch_threads=torch.get_num_threads(), runs=runs)
-        lines = [f"fit vs a plain fp32 PyTorch loop: {args.framework} (Table A3) on XYSquares, batch {args.batch_size}, "
+        given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
+        lines = [f"fit vs a plain fp32 PyTorch loop: {args.framework}{given} (Table A3) on XYSquares, batch {args.batch_size}, "
                  f"channels-last, {r['torch_threads']} torch threads, best of {args.repeats or 3}"]
         lines += [f"  {p}: fit {v['fit_images_per_s']:8.1f} img/s   plain fp32 {v['plain_fp32_images_per_s']:8.1f} img/s   ratio {v['ratio']:.2f}x"
                   + (f"   step {v['step_ms']:.1f} ms = {v['step_vs_betavae']:.3f}x a betavae step ({v['betavae_step_ms']:.1f} ms)"
                      if "step_vs_betavae" in v else "") for p, v in runs.items()]
+        lines += [f"  {p}: allocator tuned; a betavae step in a fresh process that leaves it alone: {v['untuned_betavae_step_ms']:.1f} ms "
+                  f"= {v['allocator_speedup']:.2f}x (median {v['median_allocator_speedup']:.2f}x) the tuned step"
+                  for p, v in runs.items() if "allocator_speedup" in v]
         _emit(r, args.json, "\n".join(lines))
     elif args.what == "loss":
         r = bench_loss(batch_size=args.batch_size, repeats=args.repeats or 5)
@@ -375,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default), fully measured (many minutes), or skipped")
     b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
     b.add_argument("--framework", default="betavae", help="train: framework name")
+    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
+    b.add_argument("--no-allocator", action="store_true", help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.set_defaults(run=cmd_bench)
 

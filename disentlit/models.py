@@ -6,10 +6,14 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import inspect
 import json
 import math
 import os
+import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -24,14 +28,15 @@ from .data_files import get_dataset
 from .distances import mse
 
 # %% auto #0
-__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS',
-           'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise',
-           'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam',
-           'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon',
-           'get_framework', 'framework_for', 'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config',
-           'load_run', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims',
-           'mlp_discriminator', 'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE',
-           'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop', 'bench_train']
+__all__ = ['FRAMEWORKS', 'MODELS', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS',
+           'DISC_PRECISIONS', 'WAE_ENCODERS', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64',
+           'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
+           'average_gvae', 'average_mlvae', 'adam', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params',
+           'recon_spec', 'resolve_recon', 'get_framework', 'framework_for', 'tune_allocator', 'run_config',
+           'save_checkpoint', 'read_checkpoint', 'fit', 'read_config', 'load_run', 'AnnealedVAE',
+           'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'native_bf16',
+           'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE',
+           'conv64_vae_step', 'plain_loop', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -352,6 +357,19 @@ def framework_for(data: GroundTruthData, name: str, **kwargs) -> AE:
     kwargs.setdefault("model", "conv64" if (H, W) == (64, 64) else "fc")
     return get_framework(name, obs_shape=data.obs_shape, **kwargs)
 
+# %% ../nbs/03_models.ipynb #49546b55
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3                     # mallopt's parameter numbers (malloc.h)
+
+def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 30) -> bool:
+    """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to `trim_threshold` freed
+    bytes, so a step reuses the last step's memory instead of mapping and page-faulting it afresh. Process-wide;
+    Linux with glibc only; `DISENTLIT_MALLOC=0` turns it off. Returns whether it applied."""
+    if os.environ.get("DISENTLIT_MALLOC", "1") == "0" or platform.libc_ver()[0] != "glibc": return False
+    try: mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError): return False
+    # the mmap threshold first: setting either fixes both, and a trim threshold alone would pin mmap at 128 KB
+    return bool(mallopt(M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(mallopt(M_TRIM_THRESHOLD, int(trim_threshold)))
+
 # %% ../nbs/03_models.ipynb #c9a2717d
 PRECISIONS = ("fp32", "bf16")
 MAX_BATCH_SIZE = 4096
@@ -436,6 +454,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     "Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint)."
     from tqdm.auto import tqdm
     _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
+    tune_allocator()
     framework.setup(data, batch_size)
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     framework.to(device)
@@ -835,28 +854,43 @@ def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: f
         t = time.perf_counter(); step(); times.append(time.perf_counter() - t)
     return times
 
-def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last) -> tuple[list[float], AE]:
-    fw = framework_for(data, framework, seed=seed)
+def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None) -> tuple[list[float], AE]:
+    fw = framework_for(data, framework, seed=seed, **(params or {}))
     r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last, progress=False)
     return r["step_seconds"][1:], fw
 
+def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
+    "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone (DISENTLIT_MALLOC=0)."
+    code = ("import json; from disentlit.models import _fit_steps; from disentlit.data_files import get_dataset\n"
+            f"d = get_dataset({dataset!r}); d.channel_stats()\n"
+            f"print(json.dumps(_fit_steps(d, 'betavae', {steps}, {batch_size}, {seed}, {precision!r}, {channels_last})[0]))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DISENTLIT_MALLOC": "0"}, capture_output=True, text=True)
+    if out.returncode: raise DisentlitError(f"the untuned-allocator baseline failed: {out.stderr.strip()[-500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
 def bench_train(framework: str = "betavae", precision: str = "fp32", channels_last: bool = True, steps: int = 6,
-                repeats: int = 3, batch_size: int = 256, dataset: str = "xysquares", seed: int = 0) -> dict:
+                repeats: int = 3, batch_size: int = 256, dataset: str = "xysquares", seed: int = 0, params: dict | None = None,
+                allocator: bool = True) -> dict:
     """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process; for a
-    framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch)."""
+    framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch); with
+    `allocator`, also a beta-VAE `fit` step in a fresh process that leaves the allocator alone over one here."""
     data = get_dataset(dataset)
+    framework_for(data, framework, seed=seed, **(params or {}))         # bad names or values fail before anything is timed
     data.channel_stats()
-    fit_t, plain_t, beta_t = [], [], []
+    tuned = tune_allocator()                                  # the same allocator for every loop timed in this process
+    fit_t, plain_t, beta_t, alone_t = [], [], [], []
     for _ in range(repeats):                                  # interleaved, so a busy spell hits all of them
         plain_t += plain_loop(data, steps, batch_size, seed=seed)
-        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last)
+        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params)
         fit_t += t
-        if framework != "betavae": beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last)[0]
+        if framework != "betavae" or params: beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last)[0]
+        if allocator and tuned: alone_t += _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last)
     per_step = batch_size * (2 if fw.pairs else 1)
     best = lambda ts, n: n / min(ts)
     med = lambda ts, n: n / float(np.median(ts))
-    out = dict(framework=framework, dataset=data.name, batch_size=batch_size, images_per_step=per_step, precision=precision,
-               channels_last=channels_last, steps=steps, repeats=repeats, torch_threads=torch.get_num_threads(),
+    out = dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size, images_per_step=per_step,
+               precision=precision, channels_last=channels_last, steps=steps, repeats=repeats, torch_threads=torch.get_num_threads(),
+               allocator_tuned=tuned,
                fit_images_per_s=round(best(fit_t, per_step), 1), plain_fp32_images_per_s=round(best(plain_t, batch_size), 1),
                ratio=round(best(fit_t, per_step) / best(plain_t, batch_size), 3),
                fit_median_images_per_s=round(med(fit_t, per_step), 1), plain_median_images_per_s=round(med(plain_t, batch_size), 1),
@@ -865,4 +899,8 @@ def bench_train(framework: str = "betavae", precision: str = "fp32", channels_la
         out.update(step_ms=round(1000 * min(fit_t), 1), betavae_step_ms=round(1000 * min(beta_t), 1),
                    step_vs_betavae=round(min(fit_t) / min(beta_t), 3),
                    median_step_vs_betavae=round(float(np.median(fit_t)) / float(np.median(beta_t)), 3))
+    if alone_t:
+        here = beta_t or fit_t                                # beta-VAE steps timed in this process
+        out.update(untuned_betavae_step_ms=round(1000 * min(alone_t), 1), allocator_speedup=round(min(alone_t) / min(here), 3),
+                   median_allocator_speedup=round(float(np.median(alone_t)) / float(np.median(here)), 3))
     return out

@@ -43,6 +43,8 @@ def test_stats_json_matches_closed_form(cli):
     (["distances", "--dataset", "sprites", "--set", "grid_spacing=2"], "accepted: (none)"),
     (["distances", "--dataset", "dsprites"], "--prepare dsprites"),
     (["bench", "quantum"], "invalid choice"),
+    (["bench", "train", "--framework", "factorvae", "--param", "disc_precision=half"], "accepted: auto, fp32, bf16"),
+    (["bench", "train", "--framework", "betavae", "--param", "gamma=2"], "accepted:"),
     (["teleport"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_status_2(cli, argv, says):
@@ -59,6 +61,17 @@ def test_bench_data_reports_a_ratio(cli):
     assert r["batch_size"] == 256 and r["vectorised_ms"] > 0 and r["loop_ms"] > 0
     assert r["speedup"] == pytest.approx(r["loop_ms"] / r["vectorised_ms"], rel=0.05)
     assert 0 < r["batch_fraction_of_step"] == pytest.approx(r["vectorised_ms"] / r["conv64_step_ms"], rel=0.05)
+
+
+def test_bench_train_reports_step_and_allocator_ratios(cli):
+    code, out, err = cli("bench", "train", "--framework", "factorvae", "--param", "disc_width=16", "--param", "disc_layers=1",
+                         "--precision", "fp32", "--steps", "2", "--repeats", "1", "--batch-size", "32", "--json")
+    assert code == 0, err
+    r = json.loads(out)["runs"]["fp32"]
+    assert r["params"]["disc_width"] == 16 and r["params"]["disc_layers"] == 1
+    assert r["step_vs_betavae"] == pytest.approx(r["step_ms"] / r["betavae_step_ms"], rel=0.01)
+    if r["allocator_tuned"]:                                       # glibc: the untuned baseline ran in a fresh process
+        assert r["allocator_speedup"] == pytest.approx(r["untuned_betavae_step_ms"] / r["betavae_step_ms"], rel=0.01)
 
 
 def test_demo_writes_its_report(cli, tmp_path):
