@@ -666,6 +666,32 @@ def discriminate(disc: nn.Module, z: torch.Tensor, generator: torch.Generator | 
     with torch.autocast(z.device.type, dtype=torch.bfloat16, enabled=bf16):
         return disc(torch.cat([z, permute_dims(z.detach(), generator)])).float()
 
+class _FactorVAETerms(torch.autograd.Function):
+    "(TC, discriminator loss) from one pass of D; TC's gradient goes to the codes only, the loss's to D's weights only."
+    @staticmethod
+    def forward(ctx, disc, generator, bf16, z, *params):
+        with torch.enable_grad():                                  # a graph of our own, walked in backward
+            zl = z.detach().requires_grad_()
+            logits = discriminate(disc, zl, generator, bf16)
+            n = len(z)
+            s = logits[:n, 0] - logits[:n, 1]                      # each code's log density ratio
+            tc = s.mean()
+            loss = F.cross_entropy(logits, torch.arange(2, device=z.device).repeat_interleave(n))   # codes 0, permuted 1
+        ctx.graph = zl, s.detach(), tc, loss, params
+        return tc.detach(), loss.detach()
+
+    @staticmethod
+    def backward(ctx, g_tc, g_disc):
+        zl, s, tc, loss, params = ctx.graph
+        del ctx.graph
+        weight = -torch.sigmoid(-s)                                # 2n d loss / d s_i of each code
+        if g_disc != 0 and weight.abs().min() > 1e-12:            # one pass: D's gradients and, rescaled, the codes'
+            gz, *gp = torch.autograd.grad(loss, [zl, *params], g_disc)
+            return (None, None, None, gz * (2 * g_tc / (g_disc * weight))[:, None], *gp)
+        gz, = torch.autograd.grad(tc, [zl], g_tc, retain_graph=True) if g_tc != 0 else (torch.zeros_like(zl),)
+        gp = torch.autograd.grad(loss, params, g_disc) if g_disc != 0 else [None] * len(params)
+        return (None, None, None, gz, *gp)
+
 class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
     name, summed = "factorvae", True
@@ -695,10 +721,8 @@ class FactorVAE(VAE):
 
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
-        logits = discriminate(self.discriminator, z, generator, self.disc_bf16(z.device, self._loop_bf16))
-        n = len(z)
-        tc = (logits[:n, 0] - logits[:n, 1]).mean()                  # the density-ratio TC of the codes themselves
-        disc = F.cross_entropy(logits, torch.arange(2, device=z.device).repeat_interleave(n))   # codes 0, permuted 1
+        bf16 = self.disc_bf16(z.device, self._loop_bf16)
+        tc, disc = _FactorVAETerms.apply(self.discriminator, generator, bf16, z, *self.discriminator.parameters())
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
     def vae_parameters(self) -> list[nn.Parameter]:
@@ -719,8 +743,7 @@ class FactorVAE(VAE):
         if not math.isfinite(logs["disc_loss"]): logs["loss"] = float("nan")     # a broken discriminator stops the run too
         if not math.isfinite(logs["loss"]): return logs
         for o in optimisers: o.zero_grad(set_to_none=True)
-        disc.backward(inputs=list(self.discriminator.parameters()), retain_graph=True)   # D's loss moves D only
-        loss.backward(inputs=self.vae_parameters())               # the VAE's loss (its TC too) moves encoder and decoder only
+        (loss + disc).backward()                                  # each term reaches only its own network (_FactorVAETerms)
         for o in optimisers: o.step()
         return logs
 
