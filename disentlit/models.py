@@ -669,15 +669,15 @@ def discriminate(disc: nn.Module, z: torch.Tensor, generator: torch.Generator | 
 class _FactorVAETerms(torch.autograd.Function):
     "(TC, discriminator loss) from one pass of D; TC's gradient goes to the codes only, the loss's to D's weights only."
     @staticmethod
-    def forward(ctx, disc, generator, bf16, z, *params):
-        with torch.enable_grad():                                  # a graph of our own, walked in backward
+    def forward(ctx, disc, generator, bf16, build, z, *params):
+        with torch.set_grad_enabled(build):                        # a graph of our own, walked in backward (if any)
             zl = z.detach().requires_grad_()
             logits = discriminate(disc, zl, generator, bf16)
             n = len(z)
             s = logits[:n, 0] - logits[:n, 1]                      # each code's log density ratio
             tc = s.mean()
             loss = F.cross_entropy(logits, torch.arange(2, device=z.device).repeat_interleave(n))   # codes 0, permuted 1
-        ctx.graph = zl, s.detach(), tc, loss, params
+        if build: ctx.graph = zl, s.detach(), tc, loss, params
         return tc.detach(), loss.detach()
 
     @staticmethod
@@ -687,10 +687,10 @@ class _FactorVAETerms(torch.autograd.Function):
         weight = -torch.sigmoid(-s)                                # 2n d loss / d s_i of each code
         if g_disc != 0 and weight.abs().min() > 1e-12:            # one pass: D's gradients and, rescaled, the codes'
             gz, *gp = torch.autograd.grad(loss, [zl, *params], g_disc)
-            return (None, None, None, gz * (2 * g_tc / (g_disc * weight))[:, None], *gp)
+            return (None, None, None, None, gz * (2 * g_tc / (g_disc * weight))[:, None], *gp)
         gz, = torch.autograd.grad(tc, [zl], g_tc, retain_graph=True) if g_tc != 0 else (torch.zeros_like(zl),)
         gp = torch.autograd.grad(loss, params, g_disc) if g_disc != 0 else [None] * len(params)
-        return (None, None, None, gz, *gp)
+        return (None, None, None, None, gz, *gp)
 
 class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
@@ -722,7 +722,8 @@ class FactorVAE(VAE):
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
         bf16 = self.disc_bf16(z.device, self._loop_bf16)
-        tc, disc = _FactorVAETerms.apply(self.discriminator, generator, bf16, z, *self.discriminator.parameters())
+        tc, disc = _FactorVAETerms.apply(self.discriminator, generator, bf16, torch.is_grad_enabled(), z,
+                                         *self.discriminator.parameters())
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
     def vae_parameters(self) -> list[nn.Parameter]:
