@@ -28,15 +28,14 @@ from .data_files import get_dataset
 from .distances import mse
 
 # %% auto #0
-__all__ = ['FRAMEWORKS', 'MODELS', 'M_TRIM_THRESHOLD', 'M_MMAP_THRESHOLD', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS',
-           'DISC_PRECISIONS', 'WAE_ENCODERS', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64',
-           'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
-           'average_gvae', 'average_mlvae', 'adam', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params',
-           'recon_spec', 'resolve_recon', 'get_framework', 'framework_for', 'tune_allocator', 'run_config',
-           'save_checkpoint', 'read_checkpoint', 'fit', 'read_config', 'load_run', 'AnnealedVAE',
-           'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'native_bf16',
-           'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE',
-           'conv64_vae_step', 'plain_loop', 'bench_train']
+__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS',
+           'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise',
+           'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam',
+           'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon',
+           'get_framework', 'framework_for', 'tune_allocator', 'run_config', 'save_checkpoint', 'read_checkpoint',
+           'fit', 'read_config', 'load_run', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE',
+           'permute_dims', 'mlp_discriminator', 'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov',
+           'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -231,15 +230,19 @@ class AE(nn.Module):
         "Hook: the optimisers (Adam, as C.2)."
         return [adam(self.parameters(), lr=lr)]
 
+    extra_objectives: tuple[str, ...] = ()   # logged terms a step also minimises, each on its own network (FactorVAE)
+
     def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext) -> dict:
-        "Hook: one update; returns the logs as floats. A non-finite loss leaves the parameters untouched."
+        """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps; returns the logs as floats.
+        A non-finite loss or extra objective leaves the parameters untouched."""
         with autocast(): loss, logs = self.loss(batch, generator)
+        objective = sum((logs[k] for k in self.extra_objectives), loss)
         logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
+        if any(not math.isfinite(logs[k]) for k in self.extra_objectives): logs["loss"] = float("nan")   # stops the run too
         if not math.isfinite(logs["loss"]): return logs
-        opt, = optimisers
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        for o in optimisers: o.zero_grad(set_to_none=True)
+        objective.backward()
+        for o in optimisers: o.step()
         return logs
 
 # %% ../nbs/03_models.ipynb #b88d1076
@@ -254,8 +257,6 @@ def _check_int(name: str, value, hint: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {value!r}")
     return value
-
-def _check_beta(beta) -> float: return _check_weight("beta", beta)
 
 class VAE(AE):
     "The VAE: reparameterised samples and the KL to the prior, averaged over latents (beta = 1)."
@@ -274,7 +275,7 @@ class BetaVAE(VAE):
 
     def __init__(self, encoder, decoder, recon=None, *, beta: float = 0.001):
         super().__init__(encoder, decoder, recon)
-        self.beta = _check_beta(beta)
+        self.beta = _check_weight("beta", beta)
 
     def hparams(self) -> dict: return dict(beta=self.beta)
 
@@ -336,7 +337,6 @@ def get_framework(name: str, obs_shape: Sequence[int] = (64, 64, 3), latents: in
     H, W, C = _check_shape(obs_shape)
     _check(C, latents)
     if model == "conv64" and (H, W) != (64, 64): raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; use model='fc'")
-    if "beta" in params: _check_beta(params["beta"])
     if width is not None and (model != "fc" or isinstance(width, bool) or not isinstance(width, int) or width < 1):
         raise DisentlitError(f"width (the hidden units of model='fc', default 1200) must be an integer >= 1, got {width!r} for model {model!r}")
     loss_fn = resolve_recon(recon)
@@ -358,7 +358,7 @@ def framework_for(data: GroundTruthData, name: str, **kwargs) -> AE:
     return get_framework(name, obs_shape=data.obs_shape, **kwargs)
 
 # %% ../nbs/03_models.ipynb #49546b55
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3                     # mallopt's parameter numbers (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3                   # mallopt's parameter numbers (malloc.h)
 
 def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 30) -> bool:
     """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to `trim_threshold` freed
@@ -368,7 +368,7 @@ def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 3
     try: mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError): return False
     # the mmap threshold first: setting either fixes both, and a trim threshold alone would pin mmap at 128 KB
-    return bool(mallopt(M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(mallopt(M_TRIM_THRESHOLD, int(trim_threshold)))
+    return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(mallopt(_M_TRIM_THRESHOLD, int(trim_threshold)))
 
 # %% ../nbs/03_models.ipynb #c9a2717d
 PRECISIONS = ("fp32", "bf16")
@@ -694,7 +694,7 @@ class _FactorVAETerms(torch.autograd.Function):
 
 class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
-    name, summed = "factorvae", True
+    name, summed, extra_objectives = "factorvae", True, ("disc_loss",)
 
     def __init__(self, encoder, decoder, recon=None, *, gamma: float = 40.0, disc_width: int = 1000, disc_layers: int = 6,
                  disc_lr: float = 1e-4, disc_precision: str = "auto"):
@@ -717,7 +717,11 @@ class FactorVAE(VAE):
         if self.disc_precision != "auto": return self.disc_precision == "bf16"
         return loop_bf16 or native_bf16(device)
 
-    _loop_bf16 = False            # set by training_step: AE.loss calls the regulariser with autocast off
+    _loop_bf16 = False                                            # the loop's precision, as `loss` last saw it
+
+    def loss(self, batch, generator=None):
+        self._loop_bf16 = torch.is_autocast_enabled(batch.device.type)   # AE.loss runs the regulariser with autocast off
+        return super().loss(batch, generator)
 
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
@@ -732,21 +736,6 @@ class FactorVAE(VAE):
 
     def configure_optimisers(self, lr):
         return [adam(self.vae_parameters(), lr=lr), adam(self.discriminator.parameters(), lr=self.disc_lr, betas=(0.5, 0.9))]
-
-    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext):
-        try:
-            with autocast():
-                self._loop_bf16 = torch.is_autocast_enabled(batch.device.type)
-                loss, logs = self.loss(batch, generator)
-        finally: self._loop_bf16 = False
-        disc = logs["disc_loss"]
-        logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
-        if not math.isfinite(logs["disc_loss"]): logs["loss"] = float("nan")     # a broken discriminator stops the run too
-        if not math.isfinite(logs["loss"]): return logs
-        for o in optimisers: o.zero_grad(set_to_none=True)
-        (loss + disc).backward()                                  # each term reaches only its own network (_FactorVAETerms)
-        for o in optimisers: o.step()
-        return logs
 
 # %% ../nbs/03_models.ipynb #5cb9a8ad
 def dip_penalty(cov: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
