@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -28,13 +29,14 @@ from .data import DisentlitError
 from .data_files import get_dataset
 from .losses import get_loss
 from .metrics import evaluate
-from .models import fit, framework_for
+from .models import fit, framework_for, kl_normal
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
-__all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'ENGINES', 'RunConfig', 'expand_spec', 'load_spec',
-           'ResultsDB', 'local_engine', 'ray_engine', 'run_sweep', 'scalar_metrics', 'plot_loss_curve', 'run',
-           'results_frame', 'plot_densities', 'plot_vs', 'plot_boxes', 'figures']
+__all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'ENGINES', 'ACTIVE_KL', 'COMPARISONS',
+           'FIGURE_METRICS', 'RunConfig', 'expand_spec', 'load_spec', 'ResultsDB', 'local_engine', 'ray_engine',
+           'run_sweep', 'latent_kl', 'scalar_metrics', 'plot_loss_curve', 'run', 'results_frame', 'median_difference',
+           'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare', 'plot_comparison', 'figures']
 
 # %% ../nbs/07_experiments.ipynb #9f31789e
 PRECISIONS_ALLOWED = ("fp32", "bf16")
@@ -204,6 +206,14 @@ class ResultsDB:
     def close(self): self.con.close()
 
 # %% ../nbs/07_experiments.ipynb #9d057237
+def _strict(o):
+    "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
+    if isinstance(o, dict): return {str(k): _strict(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)): return [_strict(v) for v in o]
+    if hasattr(o, "tolist"): return _strict(o.tolist())
+    if isinstance(o, float) and not math.isfinite(o): return None
+    return o if isinstance(o, (str, int, float, bool, type(None))) else str(o)
+
 @patch
 def add_runs(self: ResultsDB, sweep: str, configs: Iterable[RunConfig]) -> int:
     "Add runs as pending (those already present, whatever their state, are left alone); returns how many were new."
@@ -230,7 +240,7 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
     with self._tx():
         cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, finished=?, seconds=?-started "
                                "WHERE id=? AND status='running'",
-                               (json.dumps(metrics), json.dumps(result or {}), time.time(), time.time(), run_id))
+                               (json.dumps(_strict(metrics)), json.dumps(_strict(result or {})), time.time(), time.time(), run_id))
         if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
 @patch
@@ -238,7 +248,7 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
     "Record a failed run with its error text; the sweep goes on."
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started WHERE id=? AND status='running'",
-                         (error, json.dumps(result or {}), time.time(), time.time(), run_id))
+                         (error, json.dumps(_strict(result or {})), time.time(), time.time(), run_id))
 
 @patch
 def requeue_stale(self: ResultsDB, alive: Callable[[str, int], bool] | None = None) -> int:
@@ -293,21 +303,28 @@ def _flat(d: dict, prefix: str = "") -> dict:
         else: out[f"{prefix}{k}"] = v
     return out
 
+def _write_table(path: Path, rows: list[dict]):
+    "`rows` as a CSV file with the union of their keys as columns, written atomically."
+    import csv
+    cols = list(dict.fromkeys(k for row in rows for k in row))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
+    os.replace(tmp, path)
+
 @patch
 def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> Path:
     "Write every run (of `sweep`) as a CSV row: id, sweep, status, configuration, metrics, throughput, timings, error."
-    import csv
     rows = []
     for r in self.runs(sweep=sweep):
         row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **_flat(r["config"]), **_flat(r["metrics"], "metric."))
-        row.update(images_per_second=r["result"].get("images_per_second"), seconds=r["seconds"], attempts=r["attempts"],
+        res = r["result"]
+        row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"), dci_mode=res.get("dci_mode"),
+                   images_per_second=res.get("images_per_second"), seconds=r["seconds"], attempts=r["attempts"],
                    host=r["host"], error=r["error"])
         rows.append(row)
-    cols = list(dict.fromkeys(k for row in rows for k in row))
-    path = Path(path)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
-    return path
+    _write_table(Path(path), rows)
+    return Path(path)
 
 # %% ../nbs/07_experiments.ipynb #ca4a6bde
 def _error_text(e: BaseException) -> str:
@@ -391,14 +408,26 @@ def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local
         return db.counts(name)
     finally: db.close()
 
+# %% ../nbs/07_experiments.ipynb #4dc659a1
+ACTIVE_KL = 0.01        # nats: a latent whose mean KL from the prior is below this carries (almost) nothing
+
+def latent_kl(model, data, n: int = 2048, seed: int = 0, batch_size: int = 256) -> np.ndarray:
+    "The mean KL (nats) of each latent's posterior from the prior N(0, 1), over `n` observations drawn with `seed`: (D,)."
+    idx = data.sample_idx(n, seed)
+    device = next(model.parameters()).device
+    total = None
+    with torch.inference_mode():
+        for s in range(0, n, batch_size):
+            mu, logvar = model.encoder(data.batch(idx[s:s + batch_size], model.standardise, device))
+            kl = kl_normal(mu.float(), logvar.float()).sum(0)
+            total = kl if total is None else total + kl
+    return (total / n).cpu().numpy().astype(np.float64)
+
 # %% ../nbs/07_experiments.ipynb #0f3bbc9a
 def scalar_metrics(scores: dict) -> dict:
     "The scalar scores of `evaluate`'s result, flat: 'mig', 'dci.disentanglement', ..."
     return {(m if k == m else f"{m}.{k}"): float(v) for m, d in scores.items() if m != "info" and isinstance(d, dict)
             for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-
-def _json_default(o):
-    return o.tolist() if hasattr(o, "tolist") else str(o)
 
 def plot_loss_curve(log_path: str | Path, title: str = ""):
     "The loss terms of a run's `log.jsonl` against the step."
@@ -411,13 +440,25 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig.tight_layout()
     return fig
 
+def _write_json(path: Path, obj):
+    "Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a rename)."
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(_strict(obj), allow_nan=False))
+    os.replace(tmp, path)
+
+def _save_figure(fig, path: Path, dpi: int):
+    "Save a matplotlib figure to `path` atomically and close it."
+    import matplotlib.pyplot as plt
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=dpi); plt.close(fig)
+    os.replace(tmp, path)
+
 def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=None) -> dict:
     "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
     import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     config.check()
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "run.json").write_text(json.dumps(config.to_dict(), indent=1))
+    _write_json(out_dir / "run.json", config.to_dict())
     data = get_dataset(config.dataset, **config.dataset_params)
     model = framework_for(data, config.framework, latents=config.latents, recon=get_loss(config.loss, **config.loss_params),
                           seed=config.seed, **config.framework_params)
@@ -426,106 +467,216 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=N
     result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"], seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
     model.eval()
+    kl = latent_kl(model, data, seed=config.seed)
+    result.update(kl_per_latent=[round(float(v), 6) for v in kl], active_latents=int((kl >= ACTIVE_KL).sum()),
+                  collapsed=bool((kl < ACTIVE_KL).all()))
     metrics_path = out_dir / "metrics.json"
     if metrics_path.exists(): scores = json.loads(metrics_path.read_text())
     else:
         with torch.no_grad():
             scores = evaluate(model.encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
                               params=config.metric_params or None)
-        tmp = metrics_path.with_suffix(".tmp"); tmp.write_text(json.dumps(scores, default=_json_default)); os.replace(tmp, metrics_path)
+        _write_json(metrics_path, scores)
+    if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
+    title = f"{config.framework} {config.loss} seed {config.seed}"
     if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
-        fig = plot_loss_curve(out_dir / "log.jsonl", f"{config.framework} {config.loss} seed {config.seed}")
-        fig.savefig(out_dir / "loss_curve.png", dpi=90); plt.close(fig)
+        _save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
     if not (out_dir / "traversals.png").exists():
-        fig = plot_traversal_grid(traversal_grid(model, data, seed=config.seed), f"{config.framework} {config.loss} seed {config.seed}")
-        fig.savefig(out_dir / "traversals.png", dpi=80); plt.close(fig)
+        _save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title), out_dir / "traversals.png", dpi=80)
     return dict(result, metrics=scalar_metrics(scores))
 
 # %% ../nbs/07_experiments.ipynb #ffde867e
 def results_frame(db_path: str | Path, sweep: str | None = None) -> list[dict]:
-    "The finished runs as flat rows: configuration, metrics, final loss terms, run directory."
+    """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
+    active latents and whether the run collapsed, the DCI mode."""
     db = ResultsDB(db_path, create=False)
     try: rows = db.runs(status="done", sweep=sweep)
     finally: db.close()
     out = []
     for r in rows:
-        row = dict(id=r["id"], sweep=r["sweep"], **_flat(r["config"]), **r["metrics"])
-        row.update({f"final.{k}": v for k, v in r["result"].get("final", {}).items()})
+        config, res = _flat(r["config"]), r["result"]
+        row = dict(id=r["id"], sweep=r["sweep"], **config, **r["metrics"], settings=list(config))
+        row.update({f"final.{k}": v for k, v in res.get("final", {}).items()})
+        row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"), dci_mode=res.get("dci_mode"))
         out.append(row)
     return out
 
+# %% ../nbs/07_experiments.ipynb #5ec3af0d
+def median_difference(a, b, n_boot: int = 10_000, level: float = 0.95, seed: int = 0) -> dict:
+    "median(b) - median(a) with a percentile bootstrap interval (`low`, `high`) at `level` (each group resampled with replacement)."
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 1 or len(b) < 1: raise DisentlitError("median_difference needs at least one score in each group")
+    if not 0 < level < 1: raise DisentlitError(f"level must be in (0, 1), got {level!r}")
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(b, (n_boot, len(b))), 1) - np.median(rng.choice(a, (n_boot, len(a))), 1)
+    low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high), ci=level)
+
+# %% ../nbs/07_experiments.ipynb #9844ef1e
+def mann_whitney(a, b) -> dict:
+    "Two-sided Mann-Whitney U test of b against a (scipy: exact for small samples without ties); `u` counts pairs with b > a."
+    from scipy.stats import mannwhitneyu
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 1 or len(b) < 1: raise DisentlitError("mann_whitney needs at least one score in each group")
+    r = mannwhitneyu(b, a, alternative="two-sided")
+    return dict(u=float(r.statistic), p=float(r.pvalue))
+
+def rank_trend(x, y) -> dict:
+    "Spearman's rank correlation between a setting `x` and scores `y`, with its two-sided p-value (nan if either is constant)."
+    from scipy.stats import spearmanr
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(np.unique(x)) < 2 or len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"))
+    r = spearmanr(x, y)
+    return dict(rho=float(r.statistic), p=float(r.pvalue))
+
+# %% ../nbs/07_experiments.ipynb #cbe20546
+def effect(a, b, n_boot: int = 10_000, level: float = 0.95, seed: int = 0) -> dict:
+    "Going from scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap interval, the U test."
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)),
+                **median_difference(a, b, n_boot, level, seed), **mann_whitney(a, b))
+
+# %% ../nbs/07_experiments.ipynb #85554d7c
 def _groups(rows, keys):
     groups = {}
     for r in rows: groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
     return dict(sorted(groups.items(), key=lambda kv: str(kv[0])))
 
-def plot_densities(rows, metric: str = "mig", ax=None):
-    "Score densities per dataset and framework (the paper's Figure 6), quartiles marked."
-    import matplotlib.pyplot as plt
-    ax = ax or plt.subplots(figsize=(6, 3))[1]
-    groups = {k: [r[metric] for r in v if metric in r] for k, v in _groups(rows, ("dataset", "framework")).items()}
-    groups = {k: v for k, v in groups.items() if v}
-    if not groups: return None
-    parts = ax.violinplot(list(groups.values()), showextrema=False, quantiles=[[0.25, 0.5, 0.75]] * len(groups))
-    ax.set_xticks(range(1, len(groups) + 1), [f"{d}\n{f}" for d, f in groups], fontsize=7)
-    ax.set_ylabel(metric); ax.set_title(f"{metric}: densities over runs", fontsize=9)
-    return ax
+def _order(v): return (isinstance(v, str), v)
 
-def plot_vs(rows, x: str, metric: str = "mig", by: str = "framework", ax=None, log_x: bool = False):
-    "A metric against one varied setting `x`, one line (mean) with its runs (points) per value of `by`."
-    import matplotlib.pyplot as plt
-    rows = [r for r in rows if x in r and metric in r]
-    if len({r[x] for r in rows}) < 2: return None
-    ax = ax or plt.subplots(figsize=(4.5, 3))[1]
-    for key, group in _groups(rows, (by,)).items():
-        xs = sorted({r[x] for r in group}, key=lambda v: (isinstance(v, str), v))
-        pos = {v: i for i, v in enumerate(xs)} if isinstance(xs[0], str) else {v: v for v in xs}
-        ax.scatter([pos[r[x]] for r in group], [r[metric] for r in group], s=12, alpha=0.6)
-        ax.plot([pos[v] for v in xs], [np.mean([r[metric] for r in group if r[x] == v]) for v in xs], label=str(key[0]))
-        if isinstance(xs[0], str): ax.set_xticks(list(pos.values()), xs)
-    if log_x: ax.set_xscale("log")
-    ax.set_xlabel(x); ax.set_ylabel(metric); ax.legend(fontsize=7); ax.set_title(f"{metric} vs {x}", fontsize=9)
-    return ax
+def varied_settings(rows, exclude=()) -> list[str]:
+    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out)."
+    keys = [k for k in rows[0]["settings"] if k not in (*exclude, "seed")] if rows else []
+    return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rows}) > 1]
 
-def plot_boxes(rows, metrics=("mig", "dci.disentanglement"), by: str = "framework"):
-    "Box plots of each metric per framework (the comparison seed's Figures 7-9)."
+def _reference(levels: list, reference):
+    if reference == "min": return levels[0]
+    if reference == "max": return levels[-1]
+    return reference if reference in levels else levels[0]
+
+def compare(rows, x: str, metric: str, reference=None, n_boot: int = 10_000, seed: int = 0) -> list[dict]:
+    """Each level of setting `x` against its `reference` level (a value, 'min' or 'max'), within each combination of the
+    other varied settings: one row per level with `effect`, the collapsed runs on each side, and for a numeric `x` with
+    three levels or more the rank trend of the score over all of the group's runs."""
+    rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
+    within = varied_settings(rows, exclude=(x,))
+    out = []
+    for key, group in _groups(rows, within).items():
+        levels = sorted({r[x] for r in group}, key=_order)
+        if len(levels) < 2: continue
+        ref = _reference(levels, reference)
+        at = lambda v: [r for r in group if r[x] == v]
+        trend = {}
+        if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
+            t = rank_trend([r[x] for r in group], [r[metric] for r in group])
+            trend = dict(trend_rho=t["rho"], trend_p=t["p"])
+        for v in levels:
+            if v == ref: continue
+            out.append(dict(metric=metric, setting=x, reference=ref, level=v, **dict(zip(within, key)),
+                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot, seed=seed),
+                            collapsed_a=sum(bool(r.get("collapsed")) for r in at(ref)),
+                            collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)), **trend))
+    return out
+
+# %% ../nbs/07_experiments.ipynb #83de3a50
+def _label(rows, metric: str) -> str:
+    "An axis label for `metric`, with the DCI mode the runs used (exact = the reference's gradient boosting)."
+    name = dict(mig="MIG", **{"dci.disentanglement": "DCI disentanglement"}).get(metric, metric)
+    modes = sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")}) if metric.startswith("dci") else []
+    return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
+
+def _fmt_effect(c: dict) -> str:
+    if "trend_rho" in c: return f"rho {c['trend_rho']:+.2f}, p {c['trend_p']:.2g}"
+    return (f"{c['level']} - {c['reference']}: {c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] "
+            f"({c['ci']:.0%} CI), U test p {c['p']:.2g}")
+
+def plot_comparison(rows, x: str, metric: str, reference=None, ax=None, seed: int = 0):
+    """Every run as a point (a cross when it collapsed) at each level of `x`, one colour per combination of the other
+    varied settings, its median as a bar; the legend gives each group's effect against the reference level."""
     import matplotlib.pyplot as plt
-    metrics = [m for m in metrics if any(m in r for r in rows)]
-    if not metrics: return None
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics), 3), squeeze=False)
-    for ax, m in zip(axes[0], metrics):
-        groups = {k[0]: [r[m] for r in v if m in r] for k, v in _groups(rows, (by,)).items()}
-        ax.boxplot(list(groups.values()), tick_labels=[str(k) for k in groups]); ax.set_title(m, fontsize=9)
-    fig.tight_layout()
-    return fig
+    rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
+    levels = sorted({r[x] for r in rows}, key=_order)
+    if len(levels) < 2: return None
+    ax = ax or plt.subplots(figsize=(5.5, 3.8))[1]
+    numeric = all(isinstance(v, (int, float)) for v in levels) and x != "beta"
+    pos = {v: (v if numeric else i) for i, v in enumerate(levels)}
+    step = min(np.diff(sorted(pos.values()))) if len(levels) > 1 else 1
+    within = varied_settings(rows, exclude=(x,))
+    groups = _groups(rows, within)
+    effects = {k: [c for c in compare(group, x, metric, reference, seed=seed)] for k, group in groups.items()}
+    jitter = np.random.default_rng(seed)
+    width = 0.6 * step / max(len(groups), 1)
+    for i, ((key, group), colour) in enumerate(zip(groups.items(), plt.cm.tab10.colors)):
+        shift = (i - (len(groups) - 1) / 2) * width
+        for collapsed in (False, True):
+            pts = [r for r in group if bool(r.get("collapsed")) == collapsed]
+            if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts], [r[metric] for r in pts],
+                               s=22, color=colour, marker="x" if collapsed else "o", alpha=0.8, linewidths=1.2, zorder=3)
+        meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v]))) for v in levels if any(r[x] == v for r in group)]
+        for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m], color=colour, lw=2.5, zorder=4)
+        if numeric: ax.plot([p + shift for p, _ in meds], [m for _, m in meds], color=colour, lw=1, alpha=0.6)
+        name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
+        cs = effects[key]
+        detail = _fmt_effect(cs[0]) if len(cs) == 1 or (cs and "trend_rho" in cs[0]) else ""
+        ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
+    if any(r.get("collapsed") for r in rows): ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
+    ax.set_xticks(list(pos.values()), [str(v) for v in levels])
+    ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
+    ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
+    return ax
 
 # %% ../nbs/07_experiments.ipynb #3234394d
-def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, runs_root: str | Path | None = None) -> list[Path]:
-    "Draw every figure the finished runs of the database support into `out_dir`; returns the files written."
+COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
+               ("dataset", "xysquares", "figure6_datasets"), ("beta", "min", "score_vs_beta"),
+               ("framework", None, "score_vs_framework"))          # (setting, its reference level, figure name)
+FIGURE_METRICS = ("mig", "dci.disentanglement")
+
+def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, runs_root: str | Path | None = None,
+            seed: int = 0) -> list[Path]:
+    """Draw every figure the finished runs of the database support into `out_dir`, and write the effects of every
+    comparison to `effects.csv` and `effects.json`; returns the files written."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = results_frame(db_path, sweep)
     if not rows: raise DisentlitError(f"{db_path} holds no finished run{f' of sweep {sweep!r}' if sweep else ''}: nothing to draw")
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, effects = [], []
     def save(fig, name):
-        if fig is None: return
-        fig.tight_layout(); fig.savefig(out_dir / name, dpi=100); plt.close(fig); written.append(out_dir / name)
-    metrics = [m for m in ("mig", "dci.disentanglement") if any(m in r for r in rows)]
-    for name, x, log_x in (("figure6_densities", None, False), ("figure9_spacing", "grid_spacing", False),
-                           ("figure11_loss", "loss", False), ("score_vs_beta", "beta", True), ("score_vs_recon", "final.recon", False)):
-        fig, axes = plt.subplots(1, len(metrics), figsize=(4.8 * len(metrics), 3.2), squeeze=False)
-        drawn = [plot_densities(rows, m, ax) if x is None else plot_vs(rows, x, m, ax=ax, log_x=log_x) for m, ax in zip(metrics, axes[0])]
-        if any(a is not None for a in drawn): save(fig, f"{name}.png")
-        else: plt.close(fig)
-    save(plot_boxes(rows, metrics), "boxplots.png")
+        fig.savefig(out_dir / f".{name}.tmp.png", dpi=110, bbox_inches="tight"); plt.close(fig)
+        os.replace(out_dir / f".{name}.tmp.png", out_dir / name); written.append(out_dir / name)
+    metrics = [m for m in FIGURE_METRICS if any(isinstance(r.get(m), (int, float)) for r in rows)]
+    varied = varied_settings(rows)
+    for x, reference, name in COMPARISONS:
+        if x not in varied or not metrics: continue
+        fig, axes = plt.subplots(1, len(metrics), figsize=(5.8 * len(metrics), 3.8), squeeze=False)
+        for m, ax in zip(metrics, axes[0]):
+            plot_comparison(rows, x, m, reference, ax=ax, seed=seed)
+            effects += compare(rows, x, m, reference, seed=seed)
+        fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
+        save(fig, f"{name}.png")
+    if metrics and any("final.recon" in r for r in rows):
+        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
+        for m, ax in zip(metrics, axes[0]):
+            for key, group in _groups([r for r in rows if "final.recon" in r and m in r], varied).items():
+                ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
+                           label=", ".join(f"{k}={v}" for k, v in zip(varied, key)) or "all runs")
+            ax.set_xlabel("final reconstruction loss (in the loss's own units)"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
+        axes[0][0].legend(fontsize=7, frameon=False)
+        save(fig, "score_vs_recon.png")
     runs_root = Path(runs_root) if runs_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs:
-        fig, ax = plt.subplots(figsize=(5.5, 3.4))
-        for r, log in logs:
-            steps = [json.loads(l) for l in log.read_text().splitlines() if l.strip()]
-            ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8, label=f"{r['framework']} {r['loss']} s{r['seed']}")
-        ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel("reconstruction loss"); ax.legend(fontsize=6)
+        losses = sorted({r.get("loss", "") for r, _ in logs})
+        fig, axes = plt.subplots(1, len(losses), figsize=(5 * len(losses), 3.4), squeeze=False)
+        for ax, loss in zip(axes[0], losses):          # one panel per loss: their values are in different units
+            for r, log in [(r, l) for r, l in logs if r.get("loss", "") == loss]:
+                steps = [json.loads(l) for l in log.read_text().splitlines() if l.strip()]
+                ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8, label=f"{r['framework']} s{r['seed']}")
+            ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss"); ax.legend(fontsize=7)
         save(fig, "loss_curves.png")
+    if effects:
+        _write_table(out_dir / "effects.csv", effects)
+        _write_json(out_dir / "effects.json", effects)
+        written += [out_dir / "effects.csv", out_dir / "effects.json"]
     return written

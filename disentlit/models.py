@@ -376,8 +376,8 @@ MAX_BATCH_SIZE = 4096
 _VOLATILE = ("steps", "checkpoint_every")                  # settings that may change between a run and its resume
 
 def _finite_json(v):
-    "Floats as JSON allows: non-finite values become the strings 'nan', 'inf', '-inf'."
-    return v if not isinstance(v, float) or math.isfinite(v) else str(v)
+    "Floats as strict JSON allows: a non-finite value becomes null."
+    return v if not isinstance(v, float) or math.isfinite(v) else None
 
 def _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every):
     if not isinstance(framework, AE): raise DisentlitError(f"expected a framework (an AE subclass), got {type(framework).__name__}")
@@ -413,11 +413,11 @@ def _atomic_write(path: Path, write: Callable[[Path], None]):
     os.replace(tmp, path)
 
 def save_checkpoint(path: Path, config: dict, step: int, framework: AE, optimisers, data_rng: np.random.Generator,
-                    noise: torch.Generator):
-    "Write the state of a run after `step` updates atomically."
+                    noise: torch.Generator, result: dict | None = None):
+    "Write the state of a run after `step` updates atomically (the final one with the run's `result`)."
     state = dict(format=1, config=config, step=step, model=framework.state_dict(),
                  optimisers=[o.state_dict() for o in optimisers], data_rng=json.dumps(data_rng.bit_generator.state),
-                 noise_rng=noise.get_state())
+                 noise_rng=noise.get_state(), result=result)
     _atomic_write(Path(path), lambda p: torch.save(state, p))
 
 def read_checkpoint(path: Path, map_location=None) -> dict:
@@ -448,6 +448,23 @@ def _truncate_log(path: Path, step: int):
         keep.append(line)
     _atomic_write(path, lambda p: p.write_text("".join(l + "\n" for l in keep)))
 
+def _summary(result: dict) -> dict:
+    "What `result.json` and the final checkpoint keep of a result: everything but the per-step lists, as strict JSON."
+    return {k: ({n: _finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
+            if k not in ("history", "step_seconds")}
+
+def _finished(out: Path, state: dict) -> dict:
+    "The result of a run whose checkpoint is already at its last step: read back, never recomputed (and result.json mended)."
+    summary = state.get("result")
+    if summary is None:                       # a checkpoint from before results were kept in it: the log's last step
+        lines = (out / "log.jsonl").read_text().splitlines() if (out / "log.jsonl").exists() else []
+        last = json.loads(lines[-1]) if lines else {}
+        summary = dict(status="done", step=state["step"], steps=state["step"], seconds=None, images_per_second=None,
+                       logs={k: v for k, v in last.items() if k not in ("step", "status")}, run_dir=str(out))
+    summary = dict(summary, run_dir=str(out))
+    _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)))
+    return dict(summary, history=[], step_seconds=[])
+
 def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0,
         precision: str = "fp32", channels_last: bool = False, out_dir: str | Path | None = None,
         checkpoint_every: int = 1000, device=None, progress: bool = True, warmup: int = 2) -> dict:
@@ -477,8 +494,11 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
             rng.bit_generator.state = json.loads(state["data_rng"])
             noise.set_state(state["noise_rng"].cpu())
             start = int(state["step"])
+            if start > steps:
+                raise DisentlitError(f"the run in {out} has done {start} steps, more than the {steps} asked; ask for {start} or more")
         _atomic_write(out / "config.json", lambda p: p.write_text(json.dumps(config, indent=1)))
         _truncate_log(out / "log.jsonl", start)
+        if start == steps: return _finished(out, state)
         log = open(out / "log.jsonl", "a")
     framework.train()
     per_step = batch_size * (2 if framework.pairs else 1)
@@ -498,7 +518,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
             if status != "done": break
             bar.update(1)
             if step % 10 == 0 or step == steps: bar.set_postfix({k: f"{v:.4g}" for k, v in logs.items()}, refresh=False)
-            if out is not None and (step % checkpoint_every == 0 or step == steps):
+            if out is not None and step % checkpoint_every == 0 and step != steps:
                 log.flush()
                 save_checkpoint(out / "checkpoint.pt", config, step, framework, optimisers, rng, noise)
             step_seconds.append(time.perf_counter() - t_step)
@@ -512,11 +532,14 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
                   images_per_second=per_step * timed / (t_end - t_warm) if timed > 0 else None,
                   run_dir=None if out is None else str(out))
     if status != "done":
-        result["message"] = f"non-finite loss at step {history[-1]['step']}; the last good checkpoint is kept"
+        kept = out is not None and (out / "checkpoint.pt").exists()
+        result["message"] = (f"non-finite loss at step {history[-1]['step']}; "
+                             + ("the checkpoint of the last good state is kept" if kept else "no checkpoint was written"))
     if out is not None:
-        _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(
-            {k: ({n: _finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
-             if k not in ("history", "step_seconds")})))
+        summary = _summary(result)
+        if status == "done":                  # the final checkpoint carries the result: a finished run is never redone
+            save_checkpoint(out / "checkpoint.pt", config, steps, framework, optimisers, rng, noise, summary)
+        _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)))
     return result
 
 # %% ../nbs/03_models.ipynb #f9412631
