@@ -19,7 +19,7 @@ from fastcore.basics import patch
 # %% auto #0
 __all__ = ['STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'data_dir',
            'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments',
-           'iter_batches', 'iter_pair_batches', 'plot_traversals', 'xysquares_one_at_a_time']
+           'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #4cb431b9
 class DisentlitError(ValueError):
@@ -173,6 +173,7 @@ def sample_traversal_pairs(self: FactorSpace, n: int, factor: int | str | None =
 class GroundTruthData(FactorSpace):
     "A factor space with observations: `obs(idx)` gives uint8 images (N, H, W, C)."
     name = "ground_truth"
+    _render = None          # a dataset that draws float batches from positions on any device defines it (XYSquares)
 
     def __init__(self, names: Sequence[str], sizes: Sequence[int], obs_shape: Sequence[int]):
         super().__init__(names, sizes)
@@ -369,33 +370,77 @@ def batch(self: GroundTruthData, idx, standardise: bool = False, device=None) ->
 
 # %% ../nbs/01a_data.ipynb #12aadb6b
 @patch
-def _float_obs(self: XYSquares, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
-    C = self.obs_shape[-1]
-    mean, std = (np.zeros(C), np.ones(C)) if mean is None else (np.asarray(mean), np.asarray(std))
-    as_t = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float32), device=device)
-    lo, hi = as_t(-mean / std), as_t((1 - mean) / std)
-    N, S, size = len(idx), self.num_squares, self.square_size
-    x = torch.empty(N, C, self.image_size, self.image_size, device=device).copy_(lo.view(1, C, 1, 1).expand(N, C, self.image_size, self.image_size))
-    corner = torch.as_tensor(self.offset + self.idx_to_pos(idx) * self.grid_spacing, device=device)
+def _render(self: XYSquares, pos: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    "Float observations (N, C, H, W) of positions `pos` (N, F), a tensor on the device to draw on: background `lo`, squares `hi` (C,)."
+    device, C, N, S, size = pos.device, self.obs_shape[-1], len(pos), self.num_squares, self.square_size
+    x = lo.view(1, C, 1, 1).expand(N, C, self.image_size, self.image_size).contiguous()
+    corner = self.offset + pos * self.grid_spacing                                  # (N, 2S): x, y of each square
     span = torch.arange(size, device=device)
     rows, cols = corner[:, 1::2, None] + span, corner[:, 0::2, None] + span          # (N, S, size)
     ch = torch.arange(S, device=device) if self.rgb else torch.zeros(S, dtype=torch.long, device=device)
     where = (torch.arange(N, device=device).view(N, 1, 1, 1), ch.view(1, S, 1, 1), rows[..., None], cols[:, :, None, :])
     return x.index_put_(where, hi[ch].view(1, S, 1, 1).expand(N, S, size, size))
 
-# %% ../nbs/01a_data.ipynb #8ad09a31
-def iter_batches(data: GroundTruthData, batch_size: int = 256, seed=None, standardise: bool = True, device=None) -> Iterator[torch.Tensor]:
-    "Endless batches (B, C, H, W) of observations drawn uniformly with replacement."
-    rng = as_rng(seed)
-    while True: yield data.batch(data.sample_idx(batch_size, rng), standardise, device)
+def _levels(mean, std, C: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    "The values of a pixel at 0 and at 1 per channel (C,): raw, or standardised by `mean` and `std`."
+    mean, std = (np.zeros(C), np.ones(C)) if mean is None else (np.asarray(mean), np.asarray(std))
+    as_t = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float32), device=device)
+    return as_t(-mean / std), as_t((1 - mean) / std)
 
-def iter_pair_batches(data: GroundTruthData, batch_size: int = 256, k: int | None = None, seed=None,
-                      standardise: bool = True, device=None) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    "Endless pairs of batches whose observations differ in `k` factors (k uniform in 1..F when None)."
-    rng = as_rng(seed)
-    while True:
-        a, b = data.sample_pairs(batch_size, k, rng)
-        yield data.batch(data.pos_to_idx(a), standardise, device), data.batch(data.pos_to_idx(b), standardise, device)
+@patch
+def _float_obs(self: XYSquares, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
+    return self._render(torch.as_tensor(self.idx_to_pos(idx), device=device), *_levels(mean, std, self.obs_shape[-1], device))
+
+# %% ../nbs/01a_data.ipynb #8ad09a31
+class DeviceData:
+    "A dataset's sampling and batches on one device, driven by a torch generator there: a training step does no host work."
+    def __init__(self, data: GroundTruthData, device=None, max_bytes: int = 16 << 30):
+        self.data, self.device = data, torch.device(device or "cpu")
+        self.num_factors, self.sizes, self.obs_shape, self.name = data.num_factors, data.sizes, data.obs_shape, data.name
+        self._sizes = torch.as_tensor(data._sizes, device=self.device)
+        self._strides = torch.as_tensor(data._strides, device=self.device)
+        self._levels, self.table = {}, None
+        if data._render is None:                               # no renderer on the device: its observations, once
+            H, W, C = data.obs_shape
+            if len(data) * H * W * C > max_bytes:
+                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, more than "
+                                     f"max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
+            self.table = torch.empty((len(data), C, H, W), dtype=torch.uint8, device=self.device)
+            for s in range(0, len(data), 65536):
+                chunk = torch.from_numpy(data.obs(np.arange(s, min(s + 65536, len(data)))))
+                self.table[s:s + len(chunk)] = chunk.permute(0, 3, 1, 2).to(self.device)
+
+    def __len__(self) -> int: return len(self.data)
+    def pos_to_idx(self, pos: torch.Tensor) -> torch.Tensor: return (pos * self._strides).sum(-1)
+    def idx_to_pos(self, idx: torch.Tensor) -> torch.Tensor: return idx[..., None] // self._strides % self._sizes
+
+    def sample_idx(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        "`n` indices drawn uniformly with replacement, on the device."
+        return torch.randint(len(self.data), (int(n),), generator=generator, device=self.device)
+
+    def sample_pairs(self, n: int, k: int | None, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        "`n` pairs of positions differing in exactly `k` factors (uniform in 1..F per pair when None), as `sample_pairs`."
+        varying = self._sizes > 1
+        k_max = int(varying.sum())
+        if k is None: k = torch.randint(1, k_max + 1, (int(n), 1), generator=generator, device=self.device)
+        elif not 1 <= k <= k_max: raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
+        a = self.idx_to_pos(self.sample_idx(n, generator))
+        keys = torch.rand((int(n), self.num_factors), generator=generator, device=self.device).masked_fill(~varying, 2.0)
+        change = keys.argsort(1).argsort(1) < k                         # the k first varying factors in a random order
+        size = self._sizes.clamp_min(2)
+        step = 1 + (torch.rand(a.shape, generator=generator, device=self.device) * (size - 1)).long().clamp_max(size - 2)
+        return a, torch.where(change, (a + step) % size, a)
+
+    def batch(self, idx: torch.Tensor, standardise: bool = False, device=None) -> torch.Tensor:
+        "Float observations (N, C, H, W) at `idx` (a tensor on the device), in [0, 1] or standardised as `data.batch`."
+        if standardise not in self._levels:
+            mean, std = self.data.channel_stats() if standardise else (None, None)
+            if std is not None: std = np.where(std > 0, std, 1.0)
+            self._levels[standardise] = _levels(mean, std, self.obs_shape[-1], self.device)
+        lo, hi = self._levels[standardise]
+        if self.table is None: return self.data._render(self.idx_to_pos(idx), lo, hi)
+        x = self.table[idx].float()                                     # value v in 0..255 -> lo + (hi - lo) * v / 255
+        return x.mul_(((hi - lo) / 255).view(1, -1, 1, 1)).add_(lo.view(1, -1, 1, 1))
 
 # %% ../nbs/01a_data.ipynb #f9981d2f
 def plot_traversals(data: GroundTruthData, pos=None, steps: int = 8, seed=0, ax_size: float = 0.9, title: str | None = None):

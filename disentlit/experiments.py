@@ -41,6 +41,8 @@ __all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'ENG
 # %% ../nbs/07_experiments.ipynb #9f31789e
 PRECISIONS_ALLOWED = ("fp32", "bf16")
 
+_LATER = dict(resident=False)   # settings added later: in a run's id only when set, so earlier runs keep their ids
+
 @dataclass
 class RunConfig:
     "Everything that defines one training run and its evaluation."
@@ -56,6 +58,7 @@ class RunConfig:
     lr: float = 1e-3
     seed: int = 0
     precision: str = "fp32"
+    resident: bool = False      # batches drawn on the training device (fit's `resident`)
     metrics: tuple = ("mig", "dci")
     metric_params: dict = field(default_factory=dict)   # per metric, e.g. {"mig": {"num_train": 2000}}; default: the reference sizes
 
@@ -77,7 +80,8 @@ class RunConfig:
     def check(self) -> "RunConfig":
         "Types and ranges of every field (what can be checked without building the run)."
         kinds = dict(dataset=str, framework=str, loss=str, precision=str, dataset_params=dict, framework_params=dict,
-                     loss_params=dict, metric_params=dict, latents=int, steps=int, batch_size=int, seed=int, lr=(int, float), metrics=tuple)
+                     loss_params=dict, metric_params=dict, latents=int, steps=int, batch_size=int, seed=int, lr=(int, float), metrics=tuple,
+                     resident=bool)
         for key, kind in kinds.items():
             v = getattr(self, key)
             if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
@@ -93,7 +97,8 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         "A stable identifier: the hash of the canonical JSON of the configuration."
-        return hashlib.sha1(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        d = {k: v for k, v in self.to_dict().items() if not (k in _LATER and v == _LATER[k])}
+        return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 # %% ../nbs/07_experiments.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "grid", "seeds", "repeats", "description")
@@ -336,11 +341,8 @@ def _record(db: ResultsDB, run_id: str, result: dict):
     if result.get("status") == "done": db.finish(run_id, result.get("metrics", {}), result)
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
 
-def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, progress: bool = True, max_runs: int | None = None) -> int:
-    "Execute the pending runs of `sweep` one after the other in this process; returns how many ran."
-    from tqdm.auto import tqdm
-    total = db.counts(sweep)["pending"]
-    bar = tqdm(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
+def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=None, max_runs: int | None = None) -> int:
+    "Claim and execute pending runs of `sweep` one after the other in this process; returns how many ran."
     n = 0
     while (max_runs is None or n < max_runs) and (claimed := db.claim(sweep=sweep)):
         run_id, config = claimed
@@ -348,9 +350,50 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
         except Exception as e: db.fail(run_id, _error_text(e))
         except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
         else: _record(db, run_id, result)
-        n += 1; bar.update(1)
-    bar.close()
+        n += 1
+        if bar is not None: bar.update(1)
     return n
+
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int):
+    "A worker process of the local engine: its share of the threads, its own connection, the serial loop."
+    torch.set_num_threads(threads)
+    db = ResultsDB(db_path, create=False)
+    try: _serial(db, sweep, run_fn, out_root)
+    finally: db.close()
+
+def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, progress: bool = True, max_runs: int | None = None,
+                 workers: int = 1, device=None) -> int:
+    """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
+    (and its GPU: several small runs keep one busy); `device` is passed to the run function. Returns how many ran."""
+    import functools
+    from tqdm.auto import tqdm
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise DisentlitError(f"workers must be an integer >= 1, got {workers!r}")
+    if device is not None: run_fn = functools.partial(run_fn, device=device)
+    total = db.counts(sweep)["pending"]
+    bar = tqdm(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
+    try:
+        if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs)
+        import multiprocessing as mp
+        import disentlit.experiments as package              # a spawned process imports its target from the package
+        ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
+        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads)) for _ in range(workers)]
+        for p in procs: p.start()
+        left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
+        try:
+            while any(p.is_alive() for p in procs):
+                for p in procs: p.join(timeout=1)
+                bar.n = total - left(); bar.refresh()
+        except BaseException:                                    # Ctrl-C: stop the workers, their runs go back to pending
+            for p in procs: p.terminate()
+            for p in procs: p.join()
+            db.requeue_stale()
+            raise
+        if failed := [p.exitcode for p in procs if p.exitcode]:
+            raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
+                                 f"{left()} runs left (the run function must be importable, e.g. disentlit.experiments.run)")
+        return total - left()
+    finally: bar.close()
 
 # %% ../nbs/07_experiments.ipynb #32de3306
 def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int) -> dict:
@@ -463,7 +506,7 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=N
     model = framework_for(data, config.framework, latents=config.latents, recon=get_loss(config.loss, **config.loss_params),
                           seed=config.seed, **config.framework_params)
     r = fit(model, data, config.steps, config.batch_size, config.lr, seed=config.seed, precision=config.precision,
-            out_dir=out_dir, checkpoint_every=max(50, config.steps // 10), device=device, progress=progress)
+            out_dir=out_dir, checkpoint_every=max(50, config.steps // 10), device=device, progress=progress, resident=config.resident)
     result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"], seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
     model.eval()

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import DisentlitError, GroundTruthData, as_rng
+from .data import DeviceData, DisentlitError, GroundTruthData, as_rng
 from .data_files import get_dataset
 from .distances import mse
 
@@ -286,7 +286,7 @@ class AdaGVAE(BetaVAE):
 
     def sample_batch(self, data, n, rng, device=None):
         a, b = data.sample_pairs(n, None, rng)                   # B.3: k uniform in 1..F per pair
-        return data.batch(np.concatenate([data.pos_to_idx(a), data.pos_to_idx(b)]), self.standardise, device)
+        return torch.cat([data.batch(data.pos_to_idx(p), self.standardise, device) for p in (a, b)])
 
     def posterior(self, mu, logvar):
         (m1, m2), (l1, l2) = mu.chunk(2), logvar.chunk(2)
@@ -392,17 +392,18 @@ def _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_eve
     if getattr(enc, "channels", C) != C: raise DisentlitError(f"the framework expects {enc.channels} channels, the dataset has {C}")
 
 def run_config(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0,
-               precision: str = "fp32", channels_last: bool = False, checkpoint_every: int = 1000) -> dict:
+               precision: str = "fp32", channels_last: bool = False, checkpoint_every: int = 1000, resident: bool = False) -> dict:
     "The `config.json` of a run: the dataset, the framework as `get_framework` built it, and the training settings."
     if framework.build is None or framework.build["recon"] is None:
         raise DisentlitError("a run directory needs a framework made by get_framework with a named reconstruction loss")
     from disentlit import __version__
     return dict(format=1, version=__version__, dataset=dict(name=data.name, params=data.params), framework=framework.build,
                 train=dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision, channels_last=channels_last,
-                           standardise=framework.standardise, checkpoint_every=checkpoint_every))
+                           standardise=framework.standardise, checkpoint_every=checkpoint_every, resident=resident))
 
 def _same_run(a: dict, b: dict) -> bool:
-    strip = lambda c: json.loads(json.dumps({**c, "version": None, "train": {k: v for k, v in c["train"].items() if k not in _VOLATILE}}))
+    train = lambda c: {"resident": False, **{k: v for k, v in c["train"].items() if k not in _VOLATILE}}   # older runs: on the host
+    strip = lambda c: json.loads(json.dumps({**c, "version": None, "train": train(c)}))
     return strip(a) == strip(b)
 
 # %% ../nbs/03_models.ipynb #f7a3f3c3
@@ -412,11 +413,19 @@ def _atomic_write(path: Path, write: Callable[[Path], None]):
     write(tmp)
     os.replace(tmp, path)
 
-def save_checkpoint(path: Path, config: dict, step: int, framework: AE, optimisers, data_rng: np.random.Generator,
+def _rng_state(rng):
+    "A data generator's state as a checkpoint keeps it: numpy's as JSON text, a torch generator's as its state tensor."
+    return rng.get_state() if isinstance(rng, torch.Generator) else json.dumps(rng.bit_generator.state)
+
+def _set_rng_state(rng, state):
+    if isinstance(rng, torch.Generator): rng.set_state(state.cpu())
+    else: rng.bit_generator.state = json.loads(state)
+
+def save_checkpoint(path: Path, config: dict, step: int, framework: AE, optimisers, data_rng: np.random.Generator | torch.Generator,
                     noise: torch.Generator, result: dict | None = None):
     "Write the state of a run after `step` updates atomically (the final one with the run's `result`)."
     state = dict(format=1, config=config, step=step, model=framework.state_dict(),
-                 optimisers=[o.state_dict() for o in optimisers], data_rng=json.dumps(data_rng.bit_generator.state),
+                 optimisers=[o.state_dict() for o in optimisers], data_rng=_rng_state(data_rng),
                  noise_rng=noise.get_state(), result=result)
     _atomic_write(Path(path), lambda p: torch.save(state, p))
 
@@ -467,8 +476,9 @@ def _finished(out: Path, state: dict) -> dict:
 
 def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256, lr: float = 1e-3, seed: int = 0,
         precision: str = "fp32", channels_last: bool = False, out_dir: str | Path | None = None,
-        checkpoint_every: int = 1000, device=None, progress: bool = True, warmup: int = 2) -> dict:
-    "Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint)."
+        checkpoint_every: int = 1000, device=None, progress: bool = True, warmup: int = 2, resident: bool = False) -> dict:
+    """Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint); with
+    `resident`, batches are drawn on the device from a torch generator there (`DeviceData`), not on the host."""
     from tqdm.auto import tqdm
     _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
     tune_allocator()
@@ -477,12 +487,15 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     framework.to(device)
     if channels_last: framework.to(memory_format=torch.channels_last)
     optimisers = framework.configure_optimisers(lr)
-    rng, noise = np.random.default_rng(seed), torch.Generator(device).manual_seed(seed)
+    noise = torch.Generator(device).manual_seed(seed)
+    if resident:                                   # the data stream seeded apart from the noise's, on the device
+        source, rng = DeviceData(data, device), torch.Generator(device).manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+    else: source, rng = data, np.random.default_rng(seed)
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if precision == "bf16" else contextlib.nullcontext
     start, out = 0, None
     if out_dir is not None:
         out = Path(out_dir)
-        config = run_config(framework, data, steps, batch_size, lr, seed, precision, channels_last, checkpoint_every)
+        config = run_config(framework, data, steps, batch_size, lr, seed, precision, channels_last, checkpoint_every, resident)
         out.mkdir(parents=True, exist_ok=True)
         ckpt = out / "checkpoint.pt"
         if ckpt.exists():
@@ -491,7 +504,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
                 raise DisentlitError(f"the checkpoint in {out} is from another configuration; use a new --out directory")
             _load_state(framework, state["model"], ckpt)
             for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
-            rng.bit_generator.state = json.loads(state["data_rng"])
+            _set_rng_state(rng, state["data_rng"])
             noise.set_state(state["noise_rng"].cpu())
             start = int(state["step"])
             if start > steps:
@@ -508,7 +521,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
         for step in range(start + 1, steps + 1):
             t_step = time.perf_counter()
             if step == start + warmup + 1: t_warm = t_step
-            batch = framework.sample_batch(data, batch_size, rng, device)
+            batch = framework.sample_batch(source, batch_size, rng, device)
             if channels_last: batch = batch.contiguous(memory_format=torch.channels_last)
             logs = framework.training_step(batch, optimisers, noise, autocast)
             rec = dict(step=step, **logs)
