@@ -229,7 +229,7 @@ def cmd_bench(args) -> int:
         if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
         params = parse_params(args.param, "--param")
         runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size,
-                               params=params, allocator=not args.no_allocator) for p in precisions}
+                               params=params, allocator=not args.no_allocator, device=args.device) for p in precisions}
         r = dict(framework=args.framework, dataset="xysquares", batch_size=args.batch_size, channels_last=True,
                  torch_threads=torch.get_num_threads(), runs=runs)
         given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
@@ -241,6 +241,8 @@ def cmd_bench(args) -> int:
         lines += [f"  {p}: allocator tuned; a betavae step in a fresh process that leaves it alone: {v['untuned_betavae_step_ms']:.1f} ms "
                   f"= {v['allocator_speedup']:.2f}x (median {v['median_allocator_speedup']:.2f}x) the tuned step"
                   for p, v in runs.items() if "allocator_speedup" in v]
+        lines += [f"  {p}: Table A4 at this speed, one run after another: " + ", ".join(f"{k} {h:,.0f} h" for k, h in
+                  v["projected_hours_table_a4"].items()) + f" on {v['device']} (the paper: about 1,040 GPU-hours)" for p, v in runs.items()]
         _emit(r, args.json, "\n".join(lines))
     elif args.what == "loss":
         r = bench_loss(batch_size=args.batch_size, repeats=args.repeats or 5)
@@ -383,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--framework", default="betavae", help="train: framework name")
     b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
+    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
     b.add_argument("--no-allocator", action="store_true", help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
     b.add_argument("--json", action="store_true", help="print one JSON object")
     b.set_defaults(run=cmd_bench)

@@ -28,14 +28,15 @@ from .data_files import get_dataset
 from .distances import mse
 
 # %% auto #0
-__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS',
+__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS', 'TABLE_A4',
            'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise',
            'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam',
            'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon',
-           'get_framework', 'framework_for', 'tune_allocator', 'run_config', 'save_checkpoint', 'read_checkpoint',
-           'fit', 'read_config', 'load_run', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE',
-           'permute_dims', 'mlp_discriminator', 'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov',
-           'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop', 'bench_train']
+           'get_framework', 'framework_for', 'tune_allocator', 'resolve_device', 'run_config', 'save_checkpoint',
+           'read_checkpoint', 'fit', 'read_config', 'load_run', 'AnnealedVAE', 'gaussian_log_density',
+           'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'native_bf16', 'discriminate',
+           'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step',
+           'plain_loop', 'projected_hours', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -375,6 +376,15 @@ PRECISIONS = ("fp32", "bf16")
 MAX_BATCH_SIZE = 4096
 _VOLATILE = ("steps", "checkpoint_every")                  # settings that may change between a run and its resume
 
+def resolve_device(device=None) -> torch.device:
+    "A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if unknown or absent here."
+    if device is None: return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try: device = torch.device(device)
+    except (RuntimeError, TypeError): raise DisentlitError(f"unknown device {device!r}; accepted: cpu, cuda, cuda:N, mps") from None
+    if device.type == "cuda" and not torch.cuda.is_available(): raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
+    if device.type == "mps" and not torch.backends.mps.is_available(): raise DisentlitError(f"device 'mps': not available here; use cpu")
+    return device
+
 def _finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
     return v if not isinstance(v, float) or math.isfinite(v) else None
@@ -483,7 +493,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
     tune_allocator()
     framework.setup(data, batch_size)
-    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = resolve_device(device)
     framework.to(device)
     if channels_last: framework.to(memory_format=torch.channels_last)
     optimisers = framework.configure_optimisers(lr)
@@ -883,15 +893,18 @@ def conv64_vae_step(data, batch_size: int = 256, seed: int = 0, beta: float = 1.
     return best
 
 # %% ../nbs/03_models.ipynb #ce6cf40e
-def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: float = 0.001, seed: int = 0) -> list[float]:
-    "Seconds of each of `steps` steps (after one warm-up step) of a minimal plain PyTorch beta-VAE loop (Table A3, fp32)."
+def _sync(device):
+    if torch.device(device).type == "cuda": torch.cuda.synchronize(device)
+
+def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: float = 0.001, seed: int = 0, device="cpu") -> list[float]:
+    "Seconds of each of `steps` steps (after one warm-up step) of a minimal plain PyTorch beta-VAE loop (Table A3, fp32) on `device`."
     torch.manual_seed(seed)
     C = data.obs_shape[-1]
-    enc, dec = EncoderConv64(C, 9), DecoderConv64(C, 9)
+    enc, dec = EncoderConv64(C, 9).to(device), DecoderConv64(C, 9).to(device)
     opt = torch.optim.Adam([*enc.parameters(), *dec.parameters()], lr=1e-3)
     rng = np.random.default_rng(seed)
     def step():
-        x = data.batch(data.sample_idx(batch_size, rng), standardise=True)
+        x = data.batch(data.sample_idx(batch_size, rng), standardise=True, device=device)
         mu, logvar = enc(x)
         z = mu + torch.randn_like(mu) * (0.5 * logvar).exp()
         loss = F.mse_loss(dec(z), x) + beta * 0.5 * (mu ** 2 + logvar.exp() - 1 - logvar).mean()
@@ -900,13 +913,23 @@ def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: f
     step()
     times = []
     for _ in range(steps):
-        t = time.perf_counter(); step(); times.append(time.perf_counter() - t)
+        t = time.perf_counter(); step(); _sync(device); times.append(time.perf_counter() - t)
     return times
 
-def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None) -> tuple[list[float], AE]:
+def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None, device="cpu",
+               resident=False) -> tuple[list[float], AE]:
     fw = framework_for(data, framework, seed=seed, **(params or {}))
-    r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last, progress=False)
+    r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last, progress=False,
+            device=device, resident=resident)
     return r["step_seconds"][1:], fw
+
+# Table A4: (runs, of which Ada-GVAE with pairs, steps of 256) for Figures 6, 9 and 11
+TABLE_A4 = dict(figure6=(160, 80, 115_200), figure9=(160, 80, 57_600), figure11=(40, 20, 57_600))
+
+def projected_hours(images_per_second: float, batch_size: int = 256) -> dict:
+    "Hours that Table A4's three experiments take one after the other at `images_per_second` (Ada-GVAE's pairs count twice)."
+    hours = {k: (runs + pairs) * steps * batch_size / images_per_second / 3600 for k, (runs, pairs, steps) in TABLE_A4.items()}
+    return {k: round(v, 1) for k, v in dict(hours, total=sum(hours.values())).items()}
 
 def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
     "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone (DISENTLIT_MALLOC=0)."
@@ -919,31 +942,38 @@ def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -
 
 def bench_train(framework: str = "betavae", precision: str = "fp32", channels_last: bool = True, steps: int = 6,
                 repeats: int = 3, batch_size: int = 256, dataset: str = "xysquares", seed: int = 0, params: dict | None = None,
-                allocator: bool = True) -> dict:
+                allocator: bool = True, device=None, resident: bool | None = None) -> dict:
     """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process; for a
     framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch); with
-    `allocator`, also a beta-VAE `fit` step in a fresh process that leaves the allocator alone over one here."""
+    `allocator`, also a beta-VAE `fit` step in a fresh process that leaves the allocator alone over one here (CPU only).
+    On `device` (default: cuda when there is one) both loops run there; `fit` draws its batches there (`resident`, by
+    default on a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed."""
+    device = resolve_device(device)
+    resident = device.type == "cuda" if resident is None else resident
+    allocator = allocator and device.type == "cpu"
     data = get_dataset(dataset)
     framework_for(data, framework, seed=seed, **(params or {}))         # bad names or values fail before anything is timed
     data.channel_stats()
     tuned = tune_allocator()                                  # the same allocator for every loop timed in this process
     fit_t, plain_t, beta_t, alone_t = [], [], [], []
     for _ in range(repeats):                                  # interleaved, so a busy spell hits all of them
-        plain_t += plain_loop(data, steps, batch_size, seed=seed)
-        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params)
+        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)
+        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params, device, resident)
         fit_t += t
-        if framework != "betavae" or params: beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last)[0]
+        if framework != "betavae" or params:
+            beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last, None, device, resident)[0]
         if allocator and tuned: alone_t += _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last)
     per_step = batch_size * (2 if fw.pairs else 1)
     best = lambda ts, n: n / min(ts)
     med = lambda ts, n: n / float(np.median(ts))
     out = dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size, images_per_step=per_step,
                precision=precision, channels_last=channels_last, steps=steps, repeats=repeats, torch_threads=torch.get_num_threads(),
-               allocator_tuned=tuned,
+               allocator_tuned=tuned, device=str(device), resident=resident,
                fit_images_per_s=round(best(fit_t, per_step), 1), plain_fp32_images_per_s=round(best(plain_t, batch_size), 1),
                ratio=round(best(fit_t, per_step) / best(plain_t, batch_size), 3),
                fit_median_images_per_s=round(med(fit_t, per_step), 1), plain_median_images_per_s=round(med(plain_t, batch_size), 1),
-               median_ratio=round(med(fit_t, per_step) / med(plain_t, batch_size), 3))
+               median_ratio=round(med(fit_t, per_step) / med(plain_t, batch_size), 3),
+               projected_hours_table_a4=projected_hours(best(fit_t, per_step), batch_size))
     if beta_t:
         out.update(step_ms=round(1000 * min(fit_t), 1), betavae_step_ms=round(1000 * min(beta_t), 1),
                    step_vs_betavae=round(min(fit_t) / min(beta_t), 3),

@@ -157,3 +157,16 @@ def test_train_every_framework_of_the_family(cli, tmp_path, name, params, terms)
         assert recorded[key] == value, (key, recorded)
     code, out, err = cli("evaluate", str(tmp_path / name), "--metrics", "mig", "--json")
     assert code == 0 and 0 <= json.loads(out)["mig"]["mig"] <= 1, (out, err)
+
+
+def test_bench_train_on_a_device_projects_table_a4(cli):
+    "The device path of the bench (here the CPU): images per second against the plain loop there, and Table A4's hours."
+    code, out, err = cli("bench", "train", "--device", "cpu", "--precision", "fp32", "--steps", "2", "--repeats", "1",
+                         "--batch-size", "16", "--no-allocator", "--json")
+    assert code == 0, err
+    r = json.loads(out)["runs"]["fp32"]
+    assert r["device"] == "cpu" and r["resident"] is False and r["ratio"] > 0
+    hours = r["projected_hours_table_a4"]
+    assert hours["figure11"] == pytest.approx((40 + 20) * 57_600 * 16 / r["fit_images_per_s"] / 3600, rel=0.02)
+    code, out, err = cli("bench", "train", "--device", "cuda:7" if __import__("torch").cuda.is_available() else "cuda")
+    assert code == 2 and len(err.strip().splitlines()) == 1
