@@ -698,14 +698,16 @@ def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, 
             effects += compare(rows, x, m, reference, seed=seed)
         fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
         save(fig, f"{name}.png")
-    if metrics and any("final.recon" in r for r in rows):
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
-        for m, ax in zip(metrics, axes[0]):
-            for key, group in _groups([r for r in rows if "final.recon" in r and m in r], varied).items():
+    if metrics and any("final.recon" in r for r in rows):          # one column per loss: their values are in different units
+        losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
+        others = [k for k in varied if k != "loss"]
+        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(5 * len(losses), 3.4 * len(metrics)), squeeze=False)
+        for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
+            for key, group in _groups([r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss], others).items():
                 ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
-                           label=", ".join(f"{k}={v}" for k, v in zip(varied, key)) or "all runs")
-            ax.set_xlabel("final reconstruction loss (in the loss's own units)"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
-        axes[0][0].legend(fontsize=7, frameon=False)
+                           label=", ".join(f"{k}={v}" for k, v in zip(others, key)) or "all runs")
+            ax.set_xlabel(f"final {loss} reconstruction loss"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
+            ax.legend(fontsize=7, frameon=False)
         save(fig, "score_vs_recon.png")
     runs_root = Path(runs_root) if runs_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
