@@ -28,15 +28,16 @@ import torch
 from .data import DisentlitError
 from .data_files import get_dataset
 from .losses import get_loss
-from .metrics import evaluate
-from .models import fit, framework_for, kl_normal
+from .metrics import evaluate, metric_plan
+from .models import check_fit, fit, framework_for, kl_normal
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
 __all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'ENGINES', 'ACTIVE_KL', 'COMPARISONS',
-           'FIGURE_METRICS', 'RunConfig', 'expand_spec', 'load_spec', 'ResultsDB', 'local_engine', 'ray_engine',
-           'run_sweep', 'latent_kl', 'scalar_metrics', 'plot_loss_curve', 'run', 'results_frame', 'median_difference',
-           'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare', 'plot_comparison', 'figures']
+           'FIGURE_METRICS', 'RunConfig', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB',
+           'local_engine', 'ray_engine', 'run_sweep', 'latent_kl', 'scalar_metrics', 'plot_loss_curve', 'run',
+           'results_frame', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare',
+           'plot_comparison', 'figures']
 
 # %% ../nbs/07_experiments.ipynb #9f31789e
 PRECISIONS_ALLOWED = ("fp32", "bf16")
@@ -89,7 +90,7 @@ class RunConfig:
                 raise DisentlitError(f"run setting {key!r} must be a {want}, got {v!r}")
         for key in ("latents", "steps", "batch_size"):
             if getattr(self, key) < 1: raise DisentlitError(f"run setting {key!r} must be >= 1, got {getattr(self, key)}")
-        if not self.lr > 0: raise DisentlitError(f"run setting 'lr' must be > 0, got {self.lr}")
+        if not (math.isfinite(self.lr) and self.lr > 0): raise DisentlitError(f"run setting 'lr' must be a finite number > 0, got {self.lr}")
         if self.precision not in PRECISIONS_ALLOWED:
             raise DisentlitError(f"run setting 'precision' must be one of {', '.join(PRECISIONS_ALLOWED)}, got {self.precision!r}")
         return self
@@ -126,6 +127,7 @@ def expand_spec(spec: dict) -> tuple[str, list[RunConfig]]:
     seeds = spec.get("seeds", list(range(spec.get("repeats", 1))) if isinstance(spec.get("repeats", 1), int) else None)
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' a positive integer)")
+    if len(set(seeds)) < len(seeds): raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its own seed")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
@@ -138,6 +140,10 @@ def expand_spec(spec: dict) -> tuple[str, list[RunConfig]]:
             for key in list(d):
                 if "." in key: _set(d, key, d.pop(key))
             configs.append(RunConfig.from_dict(d))
+    ids = [c.run_id for c in configs]
+    if len(set(ids)) < len(ids):
+        i = next(i for i, r in enumerate(ids) if r in ids[:i])
+        raise DisentlitError(f"runs {ids.index(ids[i]) + 1} and {i + 1} of the spec are the same configuration (a grid lists a value twice)")
     return name, configs
 
 def load_spec(path: str | Path) -> dict:
@@ -153,6 +159,26 @@ def load_spec(path: str | Path) -> dict:
     except Exception as e:                                        # yaml.YAMLError, json.JSONDecodeError
         raise DisentlitError(f"{path}: not valid {path.suffix[1:].upper()} ({' '.join(str(e).split())[:160]})") from None
     raise DisentlitError(f"{path}: a sweep spec must be .yaml, .yml or .json")
+
+# %% ../nbs/07_experiments.ipynb #aaa9e76e
+def check_run(config: RunConfig) -> RunConfig:
+    "Build what `config` needs short of training it (dataset, loss, framework, metrics' plan) and check every setting."
+    config.check()
+    data = get_dataset(config.dataset, **config.dataset_params)
+    model = framework_for(data, config.framework, latents=config.latents, recon=get_loss(config.loss, **config.loss_params),
+                          seed=config.seed, **config.framework_params)
+    check_fit(model, data, config.steps, config.batch_size, config.lr, config.precision)
+    model.setup(data, config.batch_size)
+    metric_plan(list(config.metrics), config.metric_params or None)
+    return config
+
+def check_runs(configs: list[RunConfig]):
+    "`check_run` on every configuration; the error names the first bad run by its place and settings."
+    for i, c in enumerate(configs):
+        try: check_run(c)
+        except DisentlitError as e:
+            where = f"dataset={c.dataset}, framework={c.framework}, loss={c.loss}, seed={c.seed}"
+            raise DisentlitError(f"run {i + 1} of {len(configs)} ({where}): {e}") from None
 
 # %% ../nbs/07_experiments.ipynb #624d8f4a
 SCHEMA_VERSION = 1
@@ -374,6 +400,9 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
     bar = tqdm(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
         if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs)
+        if getattr(run_fn, "func", run_fn).__module__ == "__main__":
+            raise DisentlitError("with workers, the run function must be importable by the worker processes (defined in a "
+                                 "module, e.g. disentlit.experiments.run), not in __main__ or a notebook")
         import multiprocessing as mp
         import disentlit.experiments as package              # a spawned process imports its target from the package
         ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
@@ -391,7 +420,7 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
             raise
         if failed := [p.exitcode for p in procs if p.exitcode]:
             raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
-                                 f"{left()} runs left (the run function must be importable, e.g. disentlit.experiments.run)")
+                                 f"{left()} runs left; their errors are on stderr")
         return total - left()
     finally: bar.close()
 
@@ -439,14 +468,19 @@ def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
+    if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
+    out_root = Path(out_root) if out_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
+    try:
+        out_root.mkdir(parents=True, exist_ok=True)
+        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
+    except OSError as e: raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
     db = ResultsDB(db_path)
     try:
         if (known := sum(db.counts(name).values())) and not resume:
             raise DisentlitError(f"{db_path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
         if resume: db.requeue_stale()
         db.add_runs(name, configs)
-        out_root = Path(out_root) if out_root else Path(db_path).with_suffix("").with_name(Path(db_path).stem + "_runs")
         ENGINES[engine](db, name, run_fn, out_root, progress=progress, **engine_options)
         return db.counts(name)
     finally: db.close()

@@ -18,9 +18,9 @@ from .data import DisentlitError, GroundTruthData, as_rng
 
 # %% auto #0
 __all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'REFERENCE_MODES', 'histogram_discretize', 'discrete_mutual_info',
-           'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'encode_indices',
-           'evaluate', 'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData', 'factor_encoder',
-           'learned_distance_matrices', 'bench_metrics']
+           'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan',
+           'encode_indices', 'evaluate', 'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData',
+           'factor_encoder', 'learned_distance_matrices', 'bench_metrics']
 
 # %% ../nbs/05_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")
@@ -298,7 +298,8 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
     return np.random.default_rng([int(seed), METRICS.index(metric)])
 
-def _resolve(metrics, params, fast: bool, seed) -> dict:
+def metric_plan(metrics, params: dict | None = None, fast: bool = True, seed=0) -> dict:
+    "The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises on bad names or values."
     if isinstance(metrics, str): metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     metrics = list(dict.fromkeys(metrics))
     unknown = [m for m in metrics if m not in _SPECS]
@@ -347,7 +348,7 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
              dedup: bool = True) -> dict:
     "Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once (`dedup`) or every draw."
     t0 = time.perf_counter()
-    plan = _resolve(metrics, params, fast, seed)
+    plan = metric_plan(metrics, params, fast, seed)
     draws = {m: _SPECS[m][1](data, _metric_rng(seed, m), p) for m, p in plan.items()}
     # every array of positions (ending in F) becomes indices; labels stay as they are
     flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key, a in d.items() if not key.endswith("labels")]

@@ -28,15 +28,15 @@ from .data_files import get_dataset
 from .distances import mse
 
 # %% auto #0
-__all__ = ['FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS', 'TABLE_A4',
-           'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC', 'reparameterise',
-           'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam',
-           'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params', 'recon_spec', 'resolve_recon',
-           'get_framework', 'framework_for', 'tune_allocator', 'resolve_device', 'run_config', 'save_checkpoint',
-           'read_checkpoint', 'fit', 'read_config', 'load_run', 'AnnealedVAE', 'gaussian_log_density',
-           'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'native_bf16', 'discriminate',
-           'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step',
-           'plain_loop', 'projected_hours', 'bench_train']
+__all__ = ['MAX_LATENTS', 'FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE', 'TC_ESTIMATORS', 'DISC_PRECISIONS',
+           'WAE_ENCODERS', 'TABLE_A4', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC',
+           'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
+           'average_gvae', 'average_mlvae', 'adam', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params',
+           'recon_spec', 'resolve_recon', 'get_framework', 'framework_for', 'tune_allocator', 'resolve_device',
+           'check_fit', 'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config', 'load_run',
+           'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator',
+           'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq',
+           'WAE', 'conv64_vae_step', 'plain_loop', 'projected_hours', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -48,10 +48,12 @@ def init_glorot(module: nn.Module) -> nn.Module:
     return module
 
 # %% ../nbs/03_models.ipynb #e5ecf9b2
+MAX_LATENTS = 4096
+
 def _check(channels: int, latents: int):
     if channels not in (1, 3): raise DisentlitError(f"channels must be 1 or 3, got {channels}")
-    if not isinstance(latents, int) or isinstance(latents, bool) or latents < 1:
-        raise DisentlitError(f"latents must be an integer >= 1, got {latents!r}")
+    if not isinstance(latents, int) or isinstance(latents, bool) or not 1 <= latents <= MAX_LATENTS:
+        raise DisentlitError(f"latents must be an integer in 1..{MAX_LATENTS}, got {latents!r}")
 
 class GaussianHead(nn.Module):
     "Features (N, F) -> mean and log-variance (N, D) of a diagonal Gaussian posterior."
@@ -389,7 +391,8 @@ def _finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
     return v if not isinstance(v, float) or math.isfinite(v) else None
 
-def _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every):
+def check_fit(framework, data, steps, batch_size, lr=1e-3, precision="fp32", checkpoint_every=1000):
+    "The checks `fit` makes before its first step (settings, and whether the framework fits the data); `DisentlitError` if not."
     if not isinstance(framework, AE): raise DisentlitError(f"expected a framework (an AE subclass), got {type(framework).__name__}")
     _check_int("steps", steps)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
@@ -490,7 +493,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     """Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint); with
     `resident`, batches are drawn on the device from a torch generator there (`DeviceData`), not on the host."""
     from tqdm.auto import tqdm
-    _check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
+    check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
     tune_allocator()
     framework.setup(data, batch_size)
     device = resolve_device(device)
