@@ -145,7 +145,7 @@ def cmd_distances(args) -> int:
 # %% ../nbs/08_cli.ipynb #29c23f95
 def cmd_sweep(args) -> int:
     options = dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray" else dict(workers=args.workers, device=args.device)
-    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs,
+    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
                        progress=not args.json and sys.stderr.isatty(), **options)
     _emit(dict(db=str(args.db), **counts), args.json,
           f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else ""))
@@ -420,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--engine", default="local", metavar="|".join(ENGINES), help="local (default) or ray")
     w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
     w.add_argument("--runs", metavar="DIR", help="where run directories go (default: RESULTS_runs next to the database)")
+    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
+                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or $DISENTLIT_LEASE)")
     w.add_argument("--workers", type=int, default=1, help="local: runs at a time, in processes sharing the CPU threads and GPU")
     w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
     w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")

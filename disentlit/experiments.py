@@ -33,11 +33,11 @@ from .models import check_fit, fit, framework_for, kl_normal
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
-__all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'ENGINES', 'ACTIVE_KL', 'COMPARISONS',
-           'FIGURE_METRICS', 'RunConfig', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB',
-           'local_engine', 'ray_engine', 'run_sweep', 'latent_kl', 'scalar_metrics', 'plot_loss_curve', 'run',
-           'results_frame', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare',
-           'plot_comparison', 'figures']
+__all__ = ['PRECISIONS_ALLOWED', 'SPEC_KEYS', 'SCHEMA_VERSION', 'LEASE_SECONDS', 'STATUSES', 'ENGINES', 'ACTIVE_KL',
+           'COMPARISONS', 'FIGURE_METRICS', 'RunConfig', 'expand_spec', 'load_spec', 'check_run', 'check_runs',
+           'ResultsDB', 'heartbeat', 'local_engine', 'ray_engine', 'run_sweep', 'latent_kl', 'scalar_metrics',
+           'plot_loss_curve', 'run', 'results_frame', 'median_difference', 'mann_whitney', 'rank_trend', 'effect',
+           'varied_settings', 'compare', 'plot_comparison', 'figures']
 
 # %% ../nbs/07_experiments.ipynb #9f31789e
 PRECISIONS_ALLOWED = ("fp32", "bf16")
@@ -181,7 +181,8 @@ def check_runs(configs: list[RunConfig]):
             raise DisentlitError(f"run {i + 1} of {len(configs)} ({where}): {e}") from None
 
 # %% ../nbs/07_experiments.ipynb #624d8f4a
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2                  # 2: the lease's heartbeat column (a version 1 file gains it at its first write)
+LEASE_SECONDS = float(os.environ.get("DISENTLIT_LEASE", 600))
 STATUSES = ("pending", "running", "done", "failed")
 
 _SCHEMA = """
@@ -193,7 +194,7 @@ CREATE TABLE IF NOT EXISTS runs (
     status TEXT NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
     metrics TEXT, result TEXT, error TEXT,
     host TEXT, pid INTEGER, attempts INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL, started REAL, finished REAL, seconds REAL
+    created REAL NOT NULL, started REAL, finished REAL, seconds REAL, heartbeat REAL
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
@@ -230,7 +231,11 @@ class ResultsDB:
     def _tx(self):
         "A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back on any exception."
         self.con.execute("BEGIN IMMEDIATE")
-        try: yield
+        try:
+            if self._version() == 1:                        # reading never changes a file; the first write brings it to 2
+                self.con.execute("ALTER TABLE runs ADD COLUMN heartbeat REAL")
+                self.con.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            yield
         except BaseException: self.con.execute("ROLLBACK"); raise
         else: self.con.execute("COMMIT")
 
@@ -261,8 +266,8 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None, swee
         q = "SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep else "") + " ORDER BY created, rowid LIMIT 1"
         row = self.con.execute(q, (sweep,) if sweep else ()).fetchone()
         if row is None: return None
-        self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, attempts=attempts+1 WHERE id=?",
-                         (host or socket.gethostname(), os.getpid() if pid is None else pid, time.time(), row[0]))
+        self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, attempts=attempts+1 WHERE id=?",
+                         (host or socket.gethostname(), os.getpid() if pid is None else pid, time.time(), time.time(), row[0]))
     return row[0], RunConfig.from_dict(json.loads(row[1]))
 
 @patch
@@ -282,25 +287,38 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
                          (error, json.dumps(_strict(result or {})), time.time(), time.time(), run_id))
 
 @patch
-def requeue_stale(self: ResultsDB, alive: Callable[[str, int], bool] | None = None) -> int:
-    "Put back to pending every running run whose process is gone (default: on this host, its pid no longer exists)."
-    me = socket.gethostname()
-    def _alive(host, pid):
-        if host != me: return True                                   # another machine's run: not ours to judge
+def renew(self: ResultsDB, run_ids: Iterable[str]):
+    "The heartbeat of running runs: their lease starts again now."
+    ids = list(run_ids)
+    if ids:
+        with self._tx(): self.con.execute(f"UPDATE runs SET heartbeat=? WHERE status='running' AND id IN ({','.join('?' * len(ids))})",
+                                          (time.time(), *ids))
+
+@patch
+def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
+    """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
+    `LEASE_SECONDS`), on any host, and at once those claimed on this host by a process that no longer exists."""
+    lease = LEASE_SECONDS if lease is None else lease
+    me, now = socket.gethostname(), time.time()
+    def dead(host, pid):
+        if host != me or pid is None: return False
         try: os.kill(pid, 0)
-        except ProcessLookupError: return False
-        except PermissionError: return True
-        return True
-    alive = alive or _alive
+        except ProcessLookupError: return True
+        except PermissionError: return False
+        return False
     with self._tx():
-        stale = [rid for rid, host, pid in self.con.execute("SELECT id, host, pid FROM runs WHERE status='running'") if not alive(host, pid)]
+        rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs WHERE status='running'").fetchall()
+        stale = [rid for rid, host, pid, beat in rows if beat is None or beat < now - lease or dead(host, pid)]
         self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?", [(r,) for r in stale])
     return len(stale)
 
 @patch
-def release(self: ResultsDB, run_id: str):
-    "Put a running run back to pending (its process is stopping before the run ended)."
-    with self._tx(): self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE id=? AND status='running'", (run_id,))
+def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
+    "Put a running run (or every run of process `pid` on this host) back to pending: its process stops before the run ends."
+    with self._tx():
+        if run_id is not None: self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE id=? AND status='running'", (run_id,))
+        if pid is not None: self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE status='running' AND host=? AND pid=?",
+                                             (socket.gethostname(), pid))
 
 @patch
 def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None) -> list[dict]:
@@ -367,12 +385,31 @@ def _record(db: ResultsDB, run_id: str, result: dict):
     if result.get("status") == "done": db.finish(run_id, result.get("metrics", {}), result)
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
 
-def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=None, max_runs: int | None = None) -> int:
+@contextlib.contextmanager
+def heartbeat(db_path: str | Path, run_ids: Callable[[], Iterable[str]], lease: float | None = None):
+    "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection, while the block runs."
+    import threading
+    every, stop = (LEASE_SECONDS if lease is None else lease) / 4, threading.Event()
+    def beat():
+        db = ResultsDB(db_path, create=False)
+        try:
+            while not stop.wait(every):
+                try: db.renew(run_ids())
+                except (sqlite3.Error, DisentlitError): pass        # a busy or vanished file: the next beat tries again
+        finally: db.close()
+    thread = threading.Thread(target=beat, daemon=True, name="disentlit-heartbeat")
+    thread.start()
+    try: yield
+    finally: stop.set(); thread.join()
+
+def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=None, max_runs: int | None = None,
+            lease: float | None = None) -> int:
     "Claim and execute pending runs of `sweep` one after the other in this process; returns how many ran."
     n = 0
     while (max_runs is None or n < max_runs) and (claimed := db.claim(sweep=sweep)):
         run_id, config = claimed
-        try: result = run_fn(config, out_root / run_id)
+        try:
+            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id)
         except Exception as e: db.fail(run_id, _error_text(e))
         except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
         else: _record(db, run_id, result)
@@ -380,15 +417,15 @@ def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=Non
         if bar is not None: bar.update(1)
     return n
 
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int):
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None):
     "A worker process of the local engine: its share of the threads, its own connection, the serial loop."
     torch.set_num_threads(threads)
     db = ResultsDB(db_path, create=False)
-    try: _serial(db, sweep, run_fn, out_root)
+    try: _serial(db, sweep, run_fn, out_root, lease=lease)
     finally: db.close()
 
 def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, progress: bool = True, max_runs: int | None = None,
-                 workers: int = 1, device=None) -> int:
+                 workers: int = 1, device=None, lease: float | None = None) -> int:
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
     (and its GPU: several small runs keep one busy); `device` is passed to the run function. Returns how many ran."""
     import functools
@@ -399,14 +436,14 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
     total = db.counts(sweep)["pending"]
     bar = tqdm(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
-        if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs)
+        if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs, lease)
         if getattr(run_fn, "func", run_fn).__module__ == "__main__":
             raise DisentlitError("with workers, the run function must be importable by the worker processes (defined in a "
                                  "module, e.g. disentlit.experiments.run), not in __main__ or a notebook")
         import multiprocessing as mp
         import disentlit.experiments as package              # a spawned process imports its target from the package
         ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
-        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads)) for _ in range(workers)]
+        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads, lease)) for _ in range(workers)]
         for p in procs: p.start()
         left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
         try:
@@ -415,8 +452,7 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
                 bar.n = total - left(); bar.refresh()
         except BaseException:                                    # Ctrl-C: stop the workers, their runs go back to pending
             for p in procs: p.terminate()
-            for p in procs: p.join()
-            db.requeue_stale()
+            for p in procs: p.join(); db.release(pid=p.pid)
             raise
         if failed := [p.exitcode for p in procs if p.exitcode]:
             raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
@@ -431,29 +467,31 @@ def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int) -> dic
     return run_fn(RunConfig.from_dict(config), Path(out_dir))
 
 def ray_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, num_cpus: float = 1, num_gpus: float = 0,
-               progress: bool = True) -> int:
+               progress: bool = True, lease: float | None = None) -> int:
     "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
     try: import ray
     except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
     from tqdm.auto import tqdm
     if not ray.is_initialized(): ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
-    slots = max(1, int(ray.cluster_resources().get("CPU", 1) // max(num_cpus, 1e-9)))
+    have = ray.cluster_resources()
+    slots = max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9), have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
     bar = tqdm(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
     in_flight, n = {}, 0
     try:
-        while True:
-            while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
-                run_id, config = claimed
-                ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)))
-                in_flight[ref] = run_id
-            if not in_flight: break
-            done, _ = ray.wait(list(in_flight), num_returns=1)
-            for ref in done:
-                run_id = in_flight.pop(ref)
-                try: _record(db, run_id, ray.get(ref))
-                except Exception as e: db.fail(run_id, _error_text(e))
-                n += 1; bar.update(1)
+        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews its tasks' leases
+            while True:
+                while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
+                    run_id, config = claimed
+                    ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)))
+                    in_flight[ref] = run_id
+                if not in_flight: break
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                for ref in done:
+                    run_id = in_flight.pop(ref)
+                    try: _record(db, run_id, ray.get(ref))
+                    except Exception as e: db.fail(run_id, _error_text(e))
+                    n += 1; bar.update(1)
     except BaseException:
         for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
         raise
@@ -464,7 +502,8 @@ ENGINES = dict(local=local_engine, ray=ray_engine)
 
 # %% ../nbs/07_experiments.ipynb #9fb6092c
 def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local", resume: bool = False,
-              run_fn: Callable | None = None, out_root: str | Path | None = None, progress: bool = True, **engine_options) -> dict:
+              run_fn: Callable | None = None, out_root: str | Path | None = None, progress: bool = True, lease: float | None = None,
+              **engine_options) -> dict:
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
@@ -479,9 +518,9 @@ def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local
     try:
         if (known := sum(db.counts(name).values())) and not resume:
             raise DisentlitError(f"{db_path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
-        if resume: db.requeue_stale()
+        if resume: db.requeue_stale(lease)
         db.add_runs(name, configs)
-        ENGINES[engine](db, name, run_fn, out_root, progress=progress, **engine_options)
+        ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
         return db.counts(name)
     finally: db.close()
 
