@@ -60,12 +60,14 @@ def cmd_datasets(args) -> int:
         return 0
     if args.set: raise DisentlitError("--set goes with --stats NAME")
     rows = list_datasets()
-    text = _table([["name", "kind", "available", "observations", "shape", "factors"]] +
+    _emit(dict(datasets=rows), args.json, _datasets_table(rows))
+    return 0
+
+def _datasets_table(rows: list[dict]) -> str:
+    return _table([["name", "kind", "available", "observations", "shape", "factors"]] +
                   [[d["name"], d["kind"], "yes" if d["available"] else "no (disentlit datasets --prepare " + d["name"] + ")",
                     f"{d['num_obs']:,}", "x".join(map(str, d["obs_shape"])),
                     " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))] for d in rows])
-    _emit(dict(datasets=rows), args.json, text)
-    return 0
 
 # %% ../nbs/08_cli.ipynb #4a11c19e
 def add_train_parser(sub):
@@ -311,21 +313,22 @@ def cmd_demo(args) -> int:
     import matplotlib.pyplot as plt
     from disentlit.experiments import ResultsDB
     t0 = time.perf_counter()
+    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one JSON object
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cmd_datasets(argparse.Namespace(prepare=None, stats=None, set=[], json=False))
+    say(_datasets_table(list_datasets()))
     data, sections = get_dataset("xysquares"), []
     fig = plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]); fig.savefig(out / "traversals_xysquares.png", dpi=90); plt.close(fig)
     fig = plot_traversals(get_dataset("sprites"), pos=[2, 5, 0, 16, 16]); fig.savefig(out / "traversals_sprites.png", dpi=90); plt.close(fig)
     sections.append(("The dataset", "<p>XYSquares: columns are factor traversals (the paper's Figure 5), and Sprites for comparison.</p>"
                      "<img src='traversals_xysquares.png' width=420> <img src='traversals_sprites.png' width=360>"))
     # 1. what the loss perceives
-    print("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
+    say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
     reports = {loss: dataset_report(data, distance_for(loss), pairs=5000, traversals=128) for loss in ("mse", "box_blur")}
     rows = [[f["name"], f["mean"], reports["box_blur"]["factors"][[g["name"] for g in reports["box_blur"]["factors"]].index(f["name"])]["mean"]]
             for f in reports["mse"]["factors"]]
     rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
-    print(_table([["factor", "mean MSE", "mean box-blur loss"]] + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
+    say(_table([["factor", "mean MSE", "mean box-blur loss"]] + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
     study = overlap_study(n=128)
     fig = plot_overlap_study(study); fig.savefig(out / "overlap_study.png", dpi=90); plt.close(fig)
     sections.append(("What the loss perceives (Table A1, Figure 8)",
@@ -334,7 +337,7 @@ def cmd_demo(args) -> int:
                      "restores the order.</p>" + _html_table(["factor", "MSE", "box-blur loss"], rows) +
                      "<p>Overlapping grid positions restore it too (section 5.4):</p><img src='overlap_study.png'>"))
     # 2. what a VAE learns
-    print(f"\n2. A beta-VAE trained {args.steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
+    say(f"\n2. A beta-VAE trained {args.steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
     db_path = out / "demo.sqlite"
     counts = run_sweep(demo_spec(args.steps), db_path, resume=True, progress=sys.stderr.isatty())
     db = ResultsDB(db_path)
@@ -345,7 +348,7 @@ def cmd_demo(args) -> int:
     mrows.append(["active latents (of 25)"] + [runs[l]["result"].get("active_latents", "") if l in runs else "" for l in ("mse", "box_blur")])
     mrows.append(["final reconstruction loss, each in its own loss's units (not comparable)"]
                  + [runs[l]["result"].get("final", {}).get("recon", float("nan")) if l in runs else "" for l in ("mse", "box_blur")])
-    print(_table([["", "MSE", "box blur"]] + [[str(r[0])] + [f"{v:.4f}" if isinstance(v, float) else str(v) for v in r[1:]] for r in mrows]))
+    say(_table([["", "MSE", "box blur"]] + [[str(r[0])] + [f"{v:.4f}" if isinstance(v, float) else str(v) for v in r[1:]] for r in mrows]))
     figs = figures(db_path, out / "figures", sweep="demo")
     imgs = "".join(f"<h3>{l}</h3><img src='demo_runs/{runs[l]['id']}/traversals.png' width=520> "
                    f"<img src='demo_runs/{runs[l]['id']}/loss_curve.png' width=420>" for l in ("mse", "box_blur") if l in runs)
@@ -356,8 +359,14 @@ def cmd_demo(args) -> int:
                      "DCI here is the fast approximation; the reproduction uses the exact one.</p>" + imgs +
                      "".join(f"<img src='figures/{p.name}' width=520>" for p in figs)))
     (out / "index.html").write_text(_html("disentlit demo: the reconstruction loss decides what a VAE can disentangle", sections))
-    print(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
-    print(f"open {out / 'index.html'}")
+    say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
+    say(f"open {out / 'index.html'}")
+    if args.json:
+        _emit(dict(out=str(out), index=str(out / "index.html"), counts=counts, seconds=round(time.perf_counter() - t0, 1),
+                   distances={loss: dict(spearman=r["spearman"], factors=r["factors"]) for loss, r in reports.items()},
+                   runs={l: dict(metrics=r["metrics"], active_latents=r["result"].get("active_latents"),
+                                 collapsed=r["result"].get("collapsed"), final=r["result"].get("final")) for l, r in runs.items()}),
+              True, "")
     return 0 if counts["failed"] == 0 else 1
 
 # %% ../nbs/08_cli.ipynb #c1f9e7f0
@@ -440,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("demo", help="the main job on the embedded default dataset (no download, no GPU)")
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=DEMO_STEPS, help=f"training steps of each demo run (default {DEMO_STEPS})")
+    m.add_argument("--json", action="store_true", help="print one JSON object (the report's numbers); the narration goes to stderr")
     m.set_defaults(run=cmd_demo)
     return p
 

@@ -510,6 +510,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
         out = Path(out_dir)
         config = run_config(framework, data, steps, batch_size, lr, seed, precision, channels_last, checkpoint_every, resident)
         out.mkdir(parents=True, exist_ok=True)
+        for orphan in out.glob(".*.tmp*"): orphan.unlink(missing_ok=True)   # half-written files of a process that was killed
         ckpt = out / "checkpoint.pt"
         if ckpt.exists():
             state = read_checkpoint(ckpt, map_location=device)

@@ -75,8 +75,11 @@ def test_bench_train_reports_step_and_allocator_ratios(cli):
 
 
 def test_demo_writes_its_report(cli, tmp_path):
-    code, out, err = cli("demo", "--out", str(tmp_path / "demo"), "--steps", "10")
+    code, out, err = cli("demo", "--out", str(tmp_path / "demo"), "--steps", "10", "--json")
     assert code == 0, err
+    r = json.loads(out)                                            # stdout: one JSON object; the narration is on stderr
+    assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
+    assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
     demo = tmp_path / "demo"
     for name in ("traversals_xysquares", "traversals_sprites", "overlap_study"):
         png = demo / f"{name}.png"
@@ -84,7 +87,7 @@ def test_demo_writes_its_report(cli, tmp_path):
     html = (demo / "index.html").read_text()
     for src in __import__("re").findall(r"src='([^']+)'", html):
         assert (demo / src).exists(), f"index.html shows a missing file: {src}"
-    assert "Spearman with ground truth  0.0000" in out and "mig" in out and "2 runs done, 0 failed" in out
+    assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
 
 def test_distances_json_schema_and_values(cli):
     code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
