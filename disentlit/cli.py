@@ -65,7 +65,9 @@ def cmd_datasets(args) -> int:
 
 def _datasets_table(rows: list[dict]) -> str:
     return _table([["name", "kind", "available", "observations", "shape", "factors"]] +
-                  [[d["name"], d["kind"], "yes" if d["available"] else "no (disentlit datasets --prepare " + d["name"] + ")",
+                  [[d["name"], d["kind"], "yes" if d["available"] else
+                    f"no, damaged (disentlit datasets --prepare {d['name']} --force)" if d.get("corrupt") else
+                    f"no (disentlit datasets --prepare {d['name']})",
                     f"{d['num_obs']:,}", "x".join(map(str, d["obs_shape"])),
                     " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))] for d in rows])
 

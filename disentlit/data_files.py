@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import inspect
 import io
+import json
 import math
 import os
 import re
@@ -35,11 +36,11 @@ from .data import GroundTruthData, data_dir, XYSquares, XYObject, Sprites
 # %% auto #0
 __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'CARS3D_NAMES',
            'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile',
-           'file_hash', 'verify', 'download', 'read_rows', 'writing_cache', 'reading', 'factor_order', 'resize_images',
-           'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index', 'convert_shapes3d', 'Shapes3D',
-           'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix', 'write_norb_matrix', 'convert_smallnorb',
-           'SmallNORB', 'write_example_source', 'convert', 'prepare', 'dataset_params', 'get_dataset', 'list_datasets',
-           'parse_params']
+           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'check_cache', 'writing_cache', 'reading',
+           'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index',
+           'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix',
+           'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert', 'prepare',
+           'dataset_params', 'get_dataset', 'list_datasets', 'parse_params']
 
 # %% ../nbs/01b_data_files.ipynb #fb089c17
 @dataclass(frozen=True)
@@ -123,6 +124,39 @@ def read_rows(ds, idx) -> np.ndarray:
 # %% ../nbs/01b_data_files.ipynb #bcb284c9
 CACHE_VERSION = 1
 
+def _record_path(path: Path) -> Path: return Path(f"{path}.sha256")
+
+def record_cache(path: str | Path) -> dict:
+    "Record the checksum, size and modification time of a cache in `<path>.sha256` (JSON, written atomically)."
+    path = Path(path)
+    st = path.stat()
+    rec = dict(sha256=file_hash(path), size=st.st_size, mtime_ns=st.st_mtime_ns)
+    tmp = Path(f"{_record_path(path)}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(rec)); os.replace(tmp, _record_path(path))
+    return rec
+
+def check_cache(path: str | Path, name: str, thorough: bool = False) -> str:
+    """'ok' if the cache at `path` still has the checksum recorded when it was made, else `CorruptFile`; 'unrecorded' for
+    a cache of an older disentlit that has no record (`thorough`: every chunk is read, and then its checksum recorded).
+    Unless `thorough`, a file whose size and modification time are as recorded is taken as unchanged without reading it;
+    any change is checked against the checksum."""
+    path, rec_path = Path(path), _record_path(Path(path))
+    try: rec = json.loads(rec_path.read_text()); assert {"sha256", "size", "mtime_ns"} <= set(rec)
+    except FileNotFoundError:
+        if thorough:
+            with reading(path, f"{name} cache", name), h5py.File(path, "r") as f:
+                for s in range(0, len(f["obs"]), 4096): f["obs"][s:s + 4096]
+            record_cache(path)
+        return "unrecorded"
+    except (ValueError, AssertionError): rec = {}
+    st = path.stat()
+    if not thorough and (st.st_size, st.st_mtime_ns) == (rec.get("size"), rec.get("mtime_ns")): return "ok"
+    if rec.get("sha256") != file_hash(path):
+        raise CorruptFile(f"{path}: the file changed since it was made (its checksum differs from the one recorded in "
+                          f"{rec_path.name}); rebuild it with `disentlit datasets --prepare {name} --force`")
+    if st.st_mtime_ns != rec["mtime_ns"]: record_cache(path)       # touched, not changed
+    return "ok"
+
 @contextmanager
 def writing_cache(path: str | Path, name: str, names: Sequence[str], sizes: Sequence[int], channels: int, size: int = 64):
     "Yield the `obs` dataset of a new cache at `<path>.tmp`; rename it to `path` only if the block succeeds."
@@ -135,6 +169,7 @@ def writing_cache(path: str | Path, name: str, names: Sequence[str], sizes: Sequ
             yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
                                    chunks=(1, size, size, channels), compression="gzip")
         os.replace(tmp, path)
+        record_cache(path)
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -195,6 +230,7 @@ class FileDataset(GroundTruthData):
         self._h5 = self._pid = None
         if not self.path.exists():
             raise DatasetNotFound(f"dataset {self.name!r} is not prepared (no cache at {self.path}): {_prepare_hint(self.name, self.root)}")
+        check_cache(self.path, self.name)
         with reading(self.path, f"{self.name} cache", self.name), h5py.File(self.path, "r") as f:
             names, sizes, shape = [str(n) for n in f.attrs["names"]], [int(s) for s in f.attrs["sizes"]], f["obs"].shape
             version = f.attrs.get("version")
@@ -224,7 +260,8 @@ class FileDataset(GroundTruthData):
             self._h5, self._pid = h5py.File(self.path, "r"), os.getpid()
         return self._h5["obs"]
 
-    def _obs(self, idx: np.ndarray) -> np.ndarray: return read_rows(self._obs_ds, idx)
+    def _obs(self, idx: np.ndarray) -> np.ndarray:
+        with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)
 
     def close(self):
         "Close the HDF5 file (it reopens on the next read)."
@@ -530,7 +567,9 @@ def prepare(name: str, source: str | Path | None = None, root: str | Path | None
     "Make the cache of dataset `name`: from `source` files or a download, checksums verified. Returns its path."
     cls, root = _file_class(name), Path(root or data_dir())
     caches = cls.cache_files(root)
-    if not force and all(c.exists() for c in caches): return caches[0]
+    if not force and all(c.exists() for c in caches):
+        for c in caches: check_cache(c, name, thorough=True)
+        return caches[0]
     if source is None: files = [_fetch(name, spec, root / "raw") for spec in SOURCES[name]]
     else: files = [verify(f, spec) for f, spec in zip(_locate(name, source), SOURCES[name])]
     return cls.convert(files, root)
@@ -555,12 +594,14 @@ def list_datasets(root: str | Path | None = None) -> list[dict]:
     rows = []
     for name, cls in DATASETS.items():
         if issubclass(cls, FileDataset):
-            names, sizes, shape, kind, available = cls.factor_names, cls.factor_sizes, cls.obs_shape, "file", cls.cache_path(root).exists()
+            names, sizes, shape, kind = cls.factor_names, cls.factor_sizes, cls.obs_shape, "file"
+            try: available, corrupt = all(p.exists() and check_cache(p, name) for p in cls.cache_files(root)), False
+            except CorruptFile: available, corrupt = False, True
         else:
             data = cls()
-            names, sizes, shape, kind, available = data.names, data.sizes, data.obs_shape, "synthetic", True
+            names, sizes, shape, kind, available, corrupt = data.names, data.sizes, data.obs_shape, "synthetic", True, False
         rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes), num_obs=math.prod(sizes),
-                         obs_shape=list(shape), kind=kind, available=available))
+                         obs_shape=list(shape), kind=kind, available=available, corrupt=corrupt))
     return rows
 
 # %% ../nbs/01b_data_files.ipynb #472ed503

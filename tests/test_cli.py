@@ -173,3 +173,19 @@ def test_bench_train_on_a_device_projects_table_a4(cli):
     assert hours["figure11"] == pytest.approx((40 + 20) * 57_600 * 16 / r["fit_images_per_s"] / 3600, rel=0.02)
     code, out, err = cli("bench", "train", "--device", "cuda:7" if __import__("torch").cuda.is_available() else "cuda")
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_a_damaged_dataset_cache_is_found_and_named(cli, data_home):
+    "8 KB overwritten inside a cached dSprites: --prepare, the listing, --stats and train each say so in one line."
+    from disentlit.data_files import EXAMPLE_SIZES, convert, write_example_source
+    cache = convert("dsprites", write_example_source("dsprites", data_home / "src"), root=data_home, sizes=EXAMPLE_SIZES["dsprites"])
+    code, out, err = cli("datasets", "--prepare", "dsprites")
+    assert code == 0 and "ready" in out, err
+    with open(cache, "r+b") as f:
+        f.seek(cache.stat().st_size // 2); f.write(bytes(8192))
+    for argv in (["datasets", "--prepare", "dsprites"], ["datasets", "--stats", "dsprites"],
+                 ["train", "--dataset", "dsprites", "--framework", "betavae", "--steps", "1"]):
+        code, out, err = cli(*argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "--prepare dsprites --force" in err, (argv, err)
+    code, out, err = cli("datasets")
+    assert code == 0 and "no, damaged (disentlit datasets --prepare dsprites --force)" in out, out
