@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,18 +15,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .data import DisentlitError, XYSquares, plot_traversals, xysquares_one_at_a_time
+from .data import DisentlitError, XYSquares, check_seed, plot_traversals, xysquares_one_at_a_time
 from .data_files import get_dataset, list_datasets, parse_params, prepare
-from .distances import bench_distances, dataset_report, mse, overlap_study, plot_overlap_study
+from .distances import MAX_PAIRS, bench_distances, dataset_report, mse, overlap_study, plot_overlap_study
 from .experiments import ENGINES, figures, run_sweep
-from .models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS, bench_train, conv64_vae_step, fit, framework_for, load_run
+from .models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS, bench_train, check_own_params, conv64_vae_step, fit, framework_for, load_run
 from .losses import LOSSES, bench_loss, get_loss
 from .metrics import METRICS, as_encode, bench_metrics, evaluate
 
 # %% auto #0
 __all__ = ['LOSS_NAMES', 'DEMO_STEPS', 'DEMO_BATCH', 'cmd_datasets', 'add_train_parser', 'cmd_train', 'distance_for',
            'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_evaluate', 'bench_data', 'cmd_bench', 'demo_spec',
-           'cmd_demo', 'build_parser', 'main']
+           'cmd_demo', 'build_parser', 'writable_dir', 'main']
 
 # %% ../nbs/08_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -99,12 +100,13 @@ def add_train_parser(sub):
 def cmd_train(args) -> int:
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss)
-    extra = parse_params(args.param, "--param")
+    if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
+    extra = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
         if "beta" in extra: raise DisentlitError("give beta once: --beta or --param beta=...")
         extra["beta"] = args.beta
     model = framework_for(data, args.framework, latents=args.latents, recon=loss, seed=args.seed, **extra)
-    out = Path(args.out or f"runs/{data.name}_{args.framework}_{args.loss}_seed{args.seed}")
+    out = writable_dir(args.out or f"runs/{data.name}_{args.framework}_{args.loss}_seed{args.seed}")
     r = fit(model, data, args.steps, args.batch_size, args.lr, seed=args.seed, precision=args.precision,
             channels_last=args.channels_last, out_dir=out, checkpoint_every=args.checkpoint_every,
             progress=sys.stderr.isatty())
@@ -157,7 +159,9 @@ def cmd_sweep(args) -> int:
 
 def cmd_figures(args) -> int:
     from disentlit.experiments import ResultsDB
-    paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
+    from disentlit.experiments import results_frame
+    results_frame(args.db, args.sweep)                       # a missing or foreign database is named before --out is made
+    paths = figures(args.db, writable_dir(args.out), sweep=args.sweep, runs_root=args.runs)
     db = ResultsDB(args.db, create=False)
     try: table = db.export_csv(Path(args.out) / "results.csv", sweep=args.sweep)
     finally: db.close()
@@ -231,7 +235,7 @@ def cmd_bench(args) -> int:
         if bad := [p for p in precisions if p not in PRECISIONS]:
             raise DisentlitError(f"unknown precision {bad[0]!r}; accepted: {', '.join(PRECISIONS)}")
         if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
-        params = parse_params(args.param, "--param")
+        params = check_own_params(args.framework, parse_params(args.param, "--param"))
         runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size,
                                params=params, allocator=not args.no_allocator, device=args.device) for p in precisions}
         r = dict(framework=args.framework, dataset="xysquares", batch_size=args.batch_size, channels_last=True,
@@ -316,8 +320,7 @@ def cmd_demo(args) -> int:
     from disentlit.experiments import ResultsDB
     t0 = time.perf_counter()
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one JSON object
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = writable_dir(args.out)
     say(_datasets_table(list_datasets()))
     data, sections = get_dataset("xysquares"), []
     fig = plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]); fig.savefig(out / "traversals_xysquares.png", dpi=90); plt.close(fig)
@@ -456,9 +459,22 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 def _positive(args):
+    "Counts and seeds, checked before a command does anything."
     for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: raise DisentlitError(f"--{key.replace('_', '-')} must be >= 1, got {v}")
+    if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
+    if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
+        raise DisentlitError(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+
+def writable_dir(path: str | Path, flag: str = "--out") -> Path:
+    "The folder `path`, created if needed; `DisentlitError` naming the flag if it cannot be created or written."
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
+    except OSError as e: raise DisentlitError(f"{flag} {path}: cannot create or write this folder ({e.strerror or e})") from None
+    return path
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `disentlit` command; returns the exit status."

@@ -17,9 +17,9 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'data_dir',
-           'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments',
-           'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
+__all__ = ['MAX_SEED', 'STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed',
+           'as_rng', 'data_dir', 'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float',
+           'channel_moments', 'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #4cb431b9
 class DisentlitError(ValueError):
@@ -35,6 +35,14 @@ class CorruptFile(DisentlitError):
     "A source or cache file is truncated or not in the expected format."
 
 # %% ../nbs/01a_data.ipynb #46d60986
+MAX_SEED = 2 ** 63 - 1
+
+def check_seed(seed, name: str = "seed") -> int:
+    "A seed: an integer in 0..2**63-1 (what numpy, torch and a SQLite column all take); `DisentlitError` otherwise."
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise DisentlitError(f"{name} must be an integer in 0..2**63-1, got {seed!r}")
+    return int(seed)
+
 def as_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
     "A numpy `Generator` from a seed, or `seed` itself when it already is one."
     return np.random.default_rng(seed)
@@ -42,7 +50,10 @@ def as_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator
 def data_dir() -> Path:
     "Where datasets and cached statistics live: `$DISENTLIT_DATA`, else `~/.cache/disentlit`."
     path = Path(os.environ.get("DISENTLIT_DATA", Path.home() / ".cache" / "disentlit"))
-    path.mkdir(parents=True, exist_ok=True)
+    try: path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DisentlitError(f"DISENTLIT_DATA={path}: cannot create the data folder ({e.strerror or e}); "
+                             "set DISENTLIT_DATA to a folder you can write") from None
     return path
 
 # %% ../nbs/01a_data.ipynb #8b722465

@@ -17,10 +17,10 @@ import torch
 from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng
 
 # %% auto #0
-__all__ = ['Distance', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'traversal_distances', 'traversal_distance_matrices',
-           'plot_distance_matrices', 'spearman_rows', 'traversal_spearman', 'factor_importance', 'importance_table',
-           'plot_importance_cdf', 'overlap_study', 'plot_overlap_study', 'dataset_report', 'd_pcv_one_pair_at_a_time',
-           'bench_distances']
+__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'traversal_distances',
+           'traversal_distance_matrices', 'plot_distance_matrices', 'spearman_rows', 'traversal_spearman',
+           'factor_importance', 'importance_table', 'plot_importance_cdf', 'overlap_study', 'plot_overlap_study',
+           'dataset_report', 'd_pcv_one_pair_at_a_time', 'bench_distances']
 
 # %% ../nbs/02_distances.ipynb #8683b9fe
 def mse(x_a: torch.Tensor, x_b: torch.Tensor) -> torch.Tensor:
@@ -196,11 +196,13 @@ def _mean_std(d: np.ndarray) -> tuple[float, float]:
     e = d - d[0]
     return float(d[0] + e.mean()), float(e.std())
 
+MAX_PAIRS = 10_000_000         # pairs per row of Table A1: 10 million positions of each side already take about 1 GB
+
 def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Distance = mse, seed=0,
                       keep_samples: bool = False, chunk: int = 256, device=None, progress: bool = False) -> dict:
     "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
     from tqdm.auto import tqdm
-    if pairs < 1: raise DisentlitError(f"pairs must be >= 1, got {pairs}")
+    if not 1 <= pairs <= MAX_PAIRS: raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
     jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng)) for name, size in zip(data.names, data.sizes) if size > 1]
     jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))

@@ -25,11 +25,11 @@ from fastcore.basics import patch
 import numpy as np
 import torch
 
-from .data import DisentlitError
+from .data import DisentlitError, check_seed
 from .data_files import get_dataset
 from .losses import get_loss
 from .metrics import evaluate, metric_plan
-from .models import check_fit, fit, framework_for, kl_normal
+from .models import check_fit, fit, framework_for, kl_normal, resolve_device
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
@@ -90,6 +90,7 @@ class RunConfig:
                 raise DisentlitError(f"run setting {key!r} must be a {want}, got {v!r}")
         for key in ("latents", "steps", "batch_size"):
             if getattr(self, key) < 1: raise DisentlitError(f"run setting {key!r} must be >= 1, got {getattr(self, key)}")
+        check_seed(self.seed, "run setting 'seed'")
         if not (math.isfinite(self.lr) and self.lr > 0): raise DisentlitError(f"run setting 'lr' must be a finite number > 0, got {self.lr}")
         if self.precision not in PRECISIONS_ALLOWED:
             raise DisentlitError(f"run setting 'precision' must be one of {', '.join(PRECISIONS_ALLOWED)}, got {self.precision!r}")
@@ -150,7 +151,9 @@ def load_spec(path: str | Path) -> dict:
     "A sweep spec from a .yaml/.yml or .json file."
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no sweep spec at {path}")
-    text = path.read_text(encoding="utf-8")
+    try: text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError: raise DisentlitError(f"{path}: not a text file, so not a sweep spec") from None
+    except OSError as e: raise DisentlitError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
         if path.suffix in (".yaml", ".yml"):
             import yaml
@@ -199,6 +202,16 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
 
+def _db_problem(path: Path, e: sqlite3.Error) -> str:
+    "What an SQLite error on the results database at `path` means, in one line."
+    text = str(e)
+    if "readonly" in text: return f"{path}: the database is read-only ({text}); give a writable one with --db"
+    if "disk is full" in text or "disk I/O" in text:
+        return f"{path}: no space left (or a disk error) while writing the database ({text}); free some, then add --resume"
+    if "unable to open" in text: return f"{path}: cannot open or create the database file ({text}); is its folder there and writable?"
+    if "locked" in text: return f"{path}: the database stayed locked by another process for a minute ({text}); try again"
+    return f"{path}: the database could not be written ({text})"
+
 class ResultsDB:
     "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
 
@@ -216,6 +229,7 @@ class ResultsDB:
             elif version > SCHEMA_VERSION:
                 raise DisentlitError(f"{self.path} was written by a newer disentlit (schema {version}, this one reads "
                                      f"{SCHEMA_VERSION}); upgrade disentlit, the file was left untouched")
+        except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         except sqlite3.DatabaseError as e:
             raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file was left untouched") from None
 
@@ -230,14 +244,20 @@ class ResultsDB:
     @contextlib.contextmanager
     def _tx(self):
         "A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back on any exception."
-        self.con.execute("BEGIN IMMEDIATE")
+        try: self.con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         try:
             if self._version() == 1:                        # reading never changes a file; the first write brings it to 2
                 self.con.execute("ALTER TABLE runs ADD COLUMN heartbeat REAL")
                 self.con.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             yield
-        except BaseException: self.con.execute("ROLLBACK"); raise
-        else: self.con.execute("COMMIT")
+        except BaseException as e:
+            self.con.execute("ROLLBACK")
+            if isinstance(e, sqlite3.OperationalError): raise DisentlitError(_db_problem(self.path, e)) from None
+            raise
+        else:
+            try: self.con.execute("COMMIT")
+            except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
 
     def close(self): self.con.close()
 
@@ -501,11 +521,25 @@ def ray_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, num_
 ENGINES = dict(local=local_engine, ray=ray_engine)
 
 # %% ../nbs/07_experiments.ipynb #9fb6092c
+def _check_engine_options(engine: str, lease, options: dict):
+    "The engine's options, checked before anything is written."
+    number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    if lease is not None and not (number(lease) and lease > 0): raise DisentlitError(f"lease must be a number of seconds > 0, got {lease!r}")
+    accepted = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))[engine]
+    if unknown := [k for k in options if k not in accepted]:
+        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: {', '.join(accepted)}")
+    w = options.get("workers", 1)
+    if isinstance(w, bool) or not isinstance(w, int) or w < 1: raise DisentlitError(f"workers must be an integer >= 1, got {w!r}")
+    if options.get("device") is not None: resolve_device(options["device"])
+    if not (number(c := options.get("num_cpus", 1)) and c > 0): raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
+    if not (number(g := options.get("num_gpus", 0)) and g >= 0): raise DisentlitError(f"num_gpus must be a number >= 0, got {g!r}")
+
 def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local", resume: bool = False,
               run_fn: Callable | None = None, out_root: str | Path | None = None, progress: bool = True, lease: float | None = None,
               **engine_options) -> dict:
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
+    _check_engine_options(engine, lease, engine_options)
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called

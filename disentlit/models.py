@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import DeviceData, DisentlitError, GroundTruthData, as_rng
+from .data import DeviceData, DisentlitError, GroundTruthData, as_rng, check_seed
 from .data_files import get_dataset
 from .distances import mse
 
@@ -32,11 +32,11 @@ __all__ = ['MAX_LATENTS', 'FRAMEWORKS', 'MODELS', 'PRECISIONS', 'MAX_BATCH_SIZE'
            'WAE_ENCODERS', 'TABLE_A4', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC',
            'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
            'average_gvae', 'average_mlvae', 'adam', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE', 'framework_params',
-           'recon_spec', 'resolve_recon', 'get_framework', 'framework_for', 'tune_allocator', 'resolve_device',
-           'check_fit', 'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config', 'load_run',
-           'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator',
-           'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq',
-           'WAE', 'conv64_vae_step', 'plain_loop', 'projected_hours', 'bench_train']
+           'check_own_params', 'recon_spec', 'resolve_recon', 'get_framework', 'framework_for', 'tune_allocator',
+           'resolve_device', 'check_fit', 'run_config', 'save_checkpoint', 'read_checkpoint', 'fit', 'read_config',
+           'load_run', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition', 'BetaTCVAE', 'permute_dims',
+           'mlp_discriminator', 'native_bf16', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov', 'DIPVAE',
+           'DIPVAE2', 'mmd_imq', 'WAE', 'conv64_vae_step', 'plain_loop', 'projected_hours', 'bench_train']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
 def init_glorot(module: nn.Module) -> nn.Module:
@@ -309,11 +309,18 @@ FRAMEWORKS: dict[str, type[AE]] = {c.name: c for c in (AE, VAE, BetaVAE, AdaGVAE
 MODELS = ("conv64", "fc")
 _COMMON = ("obs_shape", "latents", "model", "width", "recon", "seed")
 
-def framework_params(name: str) -> list[str]:
-    "The keyword parameters `get_framework(name, ...)` accepts."
+def framework_params(name: str, own: bool = False) -> list[str]:
+    "The keyword parameters `get_framework(name, ...)` accepts (`own`: only the framework's own, e.g. beta, gamma)."
     if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
-    own = [p.name for p in inspect.signature(FRAMEWORKS[name].__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
-    return [*_COMMON, *own]
+    mine = [p.name for p in inspect.signature(FRAMEWORKS[name].__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    return mine if own else [*_COMMON, *mine]
+
+def check_own_params(name: str, params: dict) -> dict:
+    "`params` if they are all `name`'s own parameters (what `--param` may set), else `DisentlitError` listing those."
+    own = framework_params(name, own=True)
+    if unknown := [k for k in params if k not in own]:
+        raise DisentlitError(f"framework {name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: {', '.join(own) or '(none)'}")
+    return params
 
 def recon_spec(recon) -> dict | None:
     "The name and parameters of a reconstruction loss (None for an anonymous callable, which a run cannot record)."
@@ -391,7 +398,7 @@ def _finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
     return v if not isinstance(v, float) or math.isfinite(v) else None
 
-def check_fit(framework, data, steps, batch_size, lr=1e-3, precision="fp32", checkpoint_every=1000):
+def check_fit(framework, data, steps, batch_size, lr=1e-3, precision="fp32", checkpoint_every=1000, seed=0):
     "The checks `fit` makes before its first step (settings, and whether the framework fits the data); `DisentlitError` if not."
     if not isinstance(framework, AE): raise DisentlitError(f"expected a framework (an AE subclass), got {type(framework).__name__}")
     _check_int("steps", steps)
@@ -400,6 +407,7 @@ def check_fit(framework, data, steps, batch_size, lr=1e-3, precision="fp32", che
     if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0): raise DisentlitError(f"lr must be a number > 0, got {lr!r}")
     if precision not in PRECISIONS: raise DisentlitError(f"unknown precision {precision!r}; accepted: {', '.join(PRECISIONS)}")
     if checkpoint_every < 1: raise DisentlitError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    check_seed(seed)
     H, W, C = data.obs_shape
     enc = framework.encoder
     if getattr(enc, "channels", C) != C: raise DisentlitError(f"the framework expects {enc.channels} channels, the dataset has {C}")
@@ -493,7 +501,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     """Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint); with
     `resident`, batches are drawn on the device from a torch generator there (`DeviceData`), not on the host."""
     from tqdm.auto import tqdm
-    check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every)
+    check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every, seed)
     tune_allocator()
     framework.setup(data, batch_size)
     device = resolve_device(device)
@@ -953,6 +961,8 @@ def bench_train(framework: str = "betavae", precision: str = "fp32", channels_la
     On `device` (default: cuda when there is one) both loops run there; `fit` draws its batches there (`resident`, by
     default on a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed."""
     device = resolve_device(device)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {batch_size!r}")
     resident = device.type == "cuda" if resident is None else resident
     allocator = allocator and device.type == "cpu"
     data = get_dataset(dataset)

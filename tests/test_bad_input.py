@@ -1,0 +1,236 @@
+"""Bad input across every subcommand: exit status 2, one line on stderr, no traceback, and nothing changed on disk.
+
+The cases run in this process through `disentlit.cli.main` (a fresh process per case would cost two seconds each); a
+traceback there would surface as an exception, which fails the test. A few run through the console script too.
+"""
+import contextlib
+import io
+import json
+import os
+import sqlite3
+import stat
+
+import pytest
+
+from disentlit.cli import main
+
+TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "2", "--steps", "2", "--batch-size", "4"]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    "A data directory, a finished tiny run, a results database, specs good and bad, and files in the way."
+    w = tmp_path_factory.mktemp("world")
+    data = w / "data"
+    data.mkdir()
+    env = {"DISENTLIT_DATA": str(data)}
+    with _env(env), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["train", *TINY, "--out", str(w / "run")]) == 0
+        spec = dict(name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2, batch_size=4,
+                                           metrics=["mig"], metric_params=dict(mig=dict(num_train=50))))
+        (w / "tiny.json").write_text(json.dumps(spec))
+        assert main(["sweep", str(w / "tiny.json"), "--db", str(w / "tiny.sqlite")]) == 0
+    (w / "blocker").write_text("a file where a folder should be")
+    (w / "binary.yaml").write_bytes(bytes(range(256)) * 4)
+    (w / "list.yaml").write_text("- just\n- a list\n")
+    (w / "notes.sqlite").write_text("my notes, not a database")
+    (w / "readonly.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
+    os.chmod(w / "readonly.sqlite", stat.S_IREAD)
+    (w / "readonly_dir").mkdir()
+    os.chmod(w / "readonly_dir", stat.S_IREAD | stat.S_IEXEC)
+    return w
+
+
+@contextlib.contextmanager
+def _env(values: dict):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try: yield
+    finally:
+        for k, v in old.items():
+            if v is None: os.environ.pop(k, None)
+            else: os.environ[k] = v
+
+
+def spec_with(world, name: str, **base) -> str:
+    "A copy of the tiny spec with `base` settings changed."
+    spec = json.loads((world / "tiny.json").read_text())
+    spec["base"].update(base)
+    path = world / f"{name}.json"
+    path.write_text(json.dumps(spec))
+    return str(path)
+
+
+def _snapshot(root) -> dict:
+    "Every file under `root` with its size and modification time, and every database's rows."
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if f.endswith(("-wal", "-shm")): continue                  # SQLite's own companions of a WAL database
+            p = os.path.join(dirpath, f)
+            st = os.stat(p)
+            out[p] = (st.st_size, st.st_mtime_ns)
+            if f.endswith(".sqlite") and "notes" not in f:
+                with contextlib.closing(sqlite3.connect(f"file:{p}?mode=ro&immutable=1", uri=True)) as con:
+                    out[p + "#rows"] = con.execute("SELECT id, status, metrics, result FROM runs ORDER BY id").fetchall()
+    return out
+
+
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def C(*argv, says="", env=None):
+    "One case: the arguments (`{w}` stands for the world folder), what the error must say, extra environment."
+    read_only = any("readonly" in a for a in [*argv, *(env or {}).values()])
+    marks = [pytest.mark.skipif(ROOT, reason="root writes read-only files and folders anyway")] if read_only else []
+    return pytest.param(list(argv), says, env or {}, id=" ".join(argv)[:80], marks=marks)
+
+
+CASES = [
+    # the parser
+    C("teleport", says="invalid choice"), C("train", says="required"), C("train", "--dataset", "xyobject", says="--framework"),
+    C("train", *TINY, "--steps", "many", says="invalid int"), C("sweep", says="required"), C("figures", says="--db"),
+    C("evaluate", says="RUN_DIR"), C("bench", says="required: what"), C("bench", "quantum", says="invalid choice"),
+    C("distances", says="--dataset"), C("datasets", "--stats", says="expected one argument"),
+    # datasets
+    C("datasets", "--stats", "mnist", says="accepted: xysquares"), C("datasets", "--stats", "xysquares", "--set", "grid_spacing=0", says=">= 1"),
+    C("datasets", "--stats", "xysquares", "--set", "grid_spacing", says="KEY=VALUE"),
+    C("datasets", "--stats", "xysquares", "--set", "num_squares=4", says="1, 2 or 3"),
+    C("datasets", "--stats", "xysquares", "--set", "grid_size=9", says="1..8"),
+    C("datasets", "--stats", "xysquares", "--set", "colour=red", says="grid_spacing"),
+    C("datasets", "--stats", "xysquares", "--set", "rgb=maybe", says="rgb must be true or false"),
+    C("datasets", "--stats", "xysquares", "--set", "square_size=100", says="square_size"),
+    C("datasets", "--stats", "xysquares", "--set", "image_size=-4", says="image_size"),
+    C("datasets", "--stats", "sprites", "--set", "grid_spacing=2", says="accepted: (none)"),
+    C("datasets", "--stats", "dsprites", says="--prepare dsprites"), C("datasets", "--prepare", "nope", says="smallnorb"),
+    C("datasets", "--prepare", "xysquares", says="synthetic"),
+    C("datasets", "--prepare", "dsprites", "--source", "/nonexistent/dsprites.npz", says="dsprites"),
+    C("datasets", "--prepare", "dsprites", "--source", "{w}/binary.yaml", says="dsprites"),
+    C("datasets", "--set", "grid_spacing=4", says="--set goes with --stats"),
+    C("datasets", "--prepare", "dsprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/blocker/data"}),
+    C("datasets", "--stats", "sprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/blocker"}),
+    C("datasets", "--stats", "sprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/readonly_dir/data"}),
+    # distances
+    C("distances", "--dataset", "xysquares", "--pairs", "0", says="--pairs must be >= 1"),
+    C("distances", "--dataset", "xysquares", "--pairs", "-5", says="--pairs must be >= 1"),
+    C("distances", "--dataset", "xysquares", "--pairs", str(10 ** 13), says="--pairs must be at most"),
+    C("distances", "--dataset", "xysquares", "--loss", "l1", says="accepted: mse, bce, box_blur"),
+    C("distances", "--dataset", "xysquares", "--seed", "-1", says="--seed must be"),
+    C("distances", "--dataset", "xysquares", "--seed", str(2 ** 70), says="--seed must be"),
+    C("distances", "--dataset", "xysquares", "--set", "grid_spacing=0", says=">= 1"),
+    C("distances", "--dataset", "nope", says="accepted: xysquares"), C("distances", "--dataset", "dsprites", says="--prepare dsprites"),
+    C("distances", "--dataset", "xysquares", "--pairs", "ten", says="invalid int"),
+    # train
+    C("train", "--dataset", "nope", "--framework", "betavae", says="accepted: xysquares"),
+    C("train", "--dataset", "xyobject", "--framework", "nope", says="accepted: ae, vae, betavae"),
+    C("train", *TINY, "--loss", "l1", says="accepted: mse, bce, box_blur"),
+    C("train", *TINY, "--beta", "-1", says="beta must be"), C("train", *TINY, "--beta", "nan", says="beta must be"),
+    C("train", *TINY, "--beta", "inf", says="beta must be"), C("train", *TINY, "--lr", "0", says="lr must be"),
+    C("train", *TINY, "--lr=-1e-3", says="lr must be"), C("train", *TINY, "--lr", "inf", says="lr must be"),
+    C("train", *TINY, "--lr", "nan", says="lr must be"), C("train", *TINY, "--latents", "0", says="--latents must be >= 1"),
+    C("train", *TINY, "--latents", str(10 ** 11), says="latents must be an integer in 1..4096"),
+    C("train", *TINY, "--steps", "0", says="--steps must be >= 1"), C("train", *TINY, "--steps", "-3", says="--steps must be >= 1"),
+    C("train", *TINY, "--batch-size", "0", says="--batch-size must be >= 1"),
+    C("train", *TINY, "--batch-size", "100000", says="batch size must be an integer in 1..4096"),
+    C("train", *TINY, "--seed", "-1", says="--seed must be"), C("train", *TINY, "--seed", str(2 ** 70), says="--seed must be"),
+    C("train", *TINY, "--precision", "fp8", says="accepted: fp32, bf16"),
+    C("train", *TINY, "--param", "gamma=2", says="has no parameter 'gamma'"),
+    C("train", *TINY, "--param", "obs_shape=3", says="has no parameter 'obs_shape'"),
+    C("train", *TINY, "--param", "beta", says="KEY=VALUE"),
+    C("train", *TINY, "--set", "grid_spacing=0", says=">= 1"), C("train", *TINY, "--set", "spin=up", says="grid_spacing"),
+    C("train", "--dataset", "xyobject", "--framework", "factorvae", "--batch-size", "1", "--steps", "1", says="at least 2"),
+    C("train", "--dataset", "xyobject", "--framework", "factorvae", "--param", "gamma=-1", "--steps", "1", says="gamma must be"),
+    C("train", "--dataset", "xyobject", "--framework", "betatcvae", "--param", "estimator=xyz", "--steps", "1", says="mws, mss"),
+    C("train", "--dataset", "xyobject", "--framework", "wae", "--param", "encoder_type=cube", "--steps", "1", says="gaussian, uniform"),
+    C("train", "--dataset", "xyobject", "--framework", "annealedvae", "--param", "iterations=0", "--steps", "1", says="iterations"),
+    C("train", *TINY, "--out", "{w}/blocker", says="{w}/blocker"),
+    C("train", *TINY, "--out", "{w}/blocker/run", says="{w}/blocker"),
+    C("train", *TINY, "--out", "{w}/readonly_dir/run", says="readonly_dir"),
+    C("train", *TINY[:4], "--latents", "3", "--steps", "2", "--batch-size", "4", "--out", "{w}/run", says="another configuration"),
+    C("train", *TINY, "--steps", "1", "--out", "{w}/run", says="has done 2 steps"),
+    C("train", "--dataset", "dsprites", "--framework", "betavae", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/blocker"}),
+    # evaluate
+    C("evaluate", "{w}/nowhere", says="not a run directory"), C("evaluate", "{w}/data", says="not a run directory"),
+    C("evaluate", "{w}/run", "--metrics", "mgi", says="accepted: mig"), C("evaluate", "{w}/run", "--metrics", "", says="metric"),
+    C("evaluate", "{w}/run", "--seed", "-1", says="--seed must be"), C("evaluate", "{w}/run", "--batch-size", "0", says=">= 1"),
+    # sweep
+    C("sweep", "{w}/nowhere.yaml", "--db", "{w}/x.sqlite", says="no sweep spec"),
+    C("sweep", "{w}/binary.yaml", "--db", "{w}/x.sqlite", says="binary.yaml"),
+    C("sweep", "{w}/list.yaml", "--db", "{w}/x.sqlite", says="must be a mapping"),
+    C("sweep", "{w}/blocker", "--db", "{w}/x.sqlite", says=".yaml, .yml or .json"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/tiny.sqlite", says="--resume"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/notes.sqlite", says="not a disentlit results database"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/readonly.sqlite", "--resume", says="read-only"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/blocker/x.sqlite", says="blocker"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/readonly_dir/x.sqlite", says="readonly_dir"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--runs", "{w}/blocker", says="cannot write run directories"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "spark", says="accepted: local, ray"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--workers", "0", says="workers must be an integer >= 1"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--cpus", "-1", says="num_cpus must be a number > 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--cpus", "0", says="num_cpus must be a number > 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--gpus", "-1", says="num_gpus must be a number >= 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", "0", says="lease must be a number of seconds > 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--device", "tpu", says="accepted: cpu, cuda"),
+    # figures
+    C("figures", "--db", "{w}/nowhere.sqlite", "--out", "{w}/figs", says="no results database"),
+    C("figures", "--db", "{w}/notes.sqlite", "--out", "{w}/figs", says="not a disentlit results database"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/blocker", says="{w}/blocker"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/blocker/figs", says="{w}/blocker"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/readonly_dir/figs", says="readonly_dir"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--sweep", "other", says="holds no finished run"),
+    # bench
+    C("bench", "data", "--batch-size", "0", says=">= 1"), C("bench", "data", "--repeats", "0", says=">= 1"),
+    C("bench", "train", "--batch-size", "100000", says="batch size must be an integer in 1..4096"),
+    C("bench", "train", "--framework", "nope", says="accepted: ae"), C("bench", "train", "--precision", "fp8", says="fp32, bf16"),
+    C("bench", "train", "--param", "gamma=2", says="accepted:"), C("bench", "train", "--device", "tpu", says="accepted: cpu"),
+    C("bench", "train", "--framework", "factorvae", "--param", "disc_precision=half", says="accepted: auto, fp32, bf16"),
+    C("bench", "loss", "--batch-size", "0", says=">= 1"), C("bench", "distances", "--pairs", "0", says=">= 1"),
+    C("bench", "distances", "--pairs", str(10 ** 13), says="--pairs must be at most"),
+    C("bench", "metrics", "--reference", "partial", says="accepted: scaled, full, none"),
+    C("bench", "metrics", "--precision", "fp8", says="fp32, bf16"),
+    # demo
+    C("demo", "--out", "{w}/blocker", says="{w}/blocker"), C("demo", "--out", "{w}/blocker/demo", says="{w}/blocker"),
+    C("demo", "--out", "{w}/readonly_dir/demo", says="readonly_dir"), C("demo", "--steps", "0", says="--steps must be >= 1"),
+]
+
+
+def test_the_table_is_large(): assert len(CASES) >= 100, len(CASES)
+
+
+@pytest.mark.parametrize("argv, says, env", CASES)
+def test_bad_input(world, argv, says, env):
+    fill = lambda s: s.replace("{w}", str(world))
+    argv, says = [fill(a) for a in argv], fill(says)
+    before = _snapshot(world)
+    out, err = io.StringIO(), io.StringIO()
+    with _env({"DISENTLIT_DATA": str(world / "data"), **{k: fill(v) for k, v in env.items()}}), \
+         contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try: code = main(argv)
+        except SystemExit as e: code = e.code
+    err = err.getvalue()
+    assert code == 2, (argv, code, err[-500:])
+    assert err.startswith("disentlit: error:") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert says in err, (says, err)
+    assert out.getvalue() == "", out.getvalue()
+    assert _snapshot(world) == before, "bad input changed files on disk"
+
+
+@pytest.mark.parametrize("argv", [["train", "--dataset", "xyobject", "--framework", "betavae", "--seed", "-1"],
+                                  ["sweep", "/nonexistent.yaml", "--db", "x.sqlite"]])
+def test_bad_input_through_the_console_script(cli, argv):
+    code, out, err = cli(*argv)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and out == "", err
+
+
+def test_database_errors_say_what_happened(world, tmp_path):
+    "Read-only (simulated with a read-only connection: root writes read-only files anyway) and unopenable databases."
+    from disentlit.data import DisentlitError
+    from disentlit.experiments import ResultsDB, RunConfig
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes((world / "tiny.sqlite").read_bytes())
+    db = ResultsDB(copy)
+    db.con.close()
+    db.con = sqlite3.connect(f"file:{copy}?mode=ro", uri=True, isolation_level=None)
+    with pytest.raises(DisentlitError, match="the database is read-only") as e: db.add_runs("tiny", [RunConfig(seed=9)])
+    assert "not a disentlit results database" not in str(e.value)
+    with pytest.raises(DisentlitError, match="cannot open or create the database file"): ResultsDB(world / "blocker" / "x.sqlite")
