@@ -83,3 +83,73 @@ def test_ray_engine_without_ray_says_how_to_install(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2, p.stderr
     assert p.stderr.count("\n") == 1 and "pip install 'disentlit[ray]'" in p.stderr, p.stderr
+
+
+REAL = dict(name="real", base=dict(dataset="xyobject", framework="betavae", latents=3, steps=40, batch_size=16,
+                                   framework_params=dict(beta=0.01), metrics=["mig", "dci"],
+                                   metric_params=dict(mig=dict(num_train=300), dci=dict(num_train=300, num_test=150))),
+            grid={"loss": ["mse", "box_blur"]}, repeats=1)
+KEEP = ("status", "step", "final", "active_latents", "collapsed", "kl_per_latent", "dci_mode", "metrics")   # not the timings
+
+
+def _results(db) -> dict:
+    return {r["id"]: ({k: r["result"].get(k) for k in KEEP}, r["metrics"]) for r in ResultsDB(db).runs()}
+
+
+def _phase(runs_root: Path, phase: str) -> bool:
+    "Whether some run directory is in `phase` right now: mid-training, trained but not scored, or drawing its figures."
+    for d in runs_root.glob("*") if runs_root.exists() else []:
+        has = lambda name: (d / name).exists()
+        if phase == "training" and has("log.jsonl") and not has("result.json") and \
+                len((d / "log.jsonl").read_text().splitlines()) >= 10: return True
+        if phase == "trained" and has("result.json") and not has("metrics.json"): return True
+        if phase == "figures" and has("metrics.json") and not has("traversals.png"): return True
+    return False
+
+
+def test_real_runs_killed_at_every_stage_end_as_an_uninterrupted_sweep(tmp_path):
+    """SIGKILL a sweep of real runs in training, once training is done, while it writes its figures, and at random
+    moments, resuming each time; then every run's result equals an uninterrupted sweep's, `final` included."""
+    import json
+    import random
+    spec = tmp_path / "real.json"
+    spec.write_text(json.dumps(REAL))
+    reference = tmp_path / "reference.sqlite"
+    subprocess.run(["disentlit", "sweep", str(spec), "--db", str(reference)], check=True, capture_output=True)
+    db, runs_root, rng, kills = tmp_path / "killed.sqlite", tmp_path / "killed_runs", random.Random(0), []
+    for phase in ("training", "trained", "figures", "random", "end"):
+        argv = ["disentlit", "sweep", str(spec), "--db", str(db)] + (["--resume"] if db.exists() else [])
+        proc, t0 = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), time.time()
+        wait = rng.uniform(2.0, 8.0)
+        while proc.poll() is None:
+            if (phase == "random" and time.time() - t0 > wait) or (phase not in ("random", "end") and _phase(runs_root, phase)):
+                proc.send_signal(signal.SIGKILL); proc.wait(); kills.append(phase)
+                break
+            time.sleep(0.01)
+        else: assert proc.returncode == 0, proc.stderr.read()
+    assert {"training", "trained", "figures"} <= set(kills), f"kills landed in {kills}: the test did not test every stage"
+    assert ResultsDB(db).counts("real") == dict(pending=0, running=0, done=2, failed=0)
+    assert _results(db) == _results(reference)                       # `final` included, bit for bit
+    for r in ResultsDB(db).runs():                                    # no half-written file is left behind
+        files = list((runs_root / r["id"]).iterdir())
+        assert not [f for f in files if ".tmp" in f.name], files
+        for png in (f for f in files if f.suffix == ".png"): assert png.read_bytes().endswith(b"IEND\xaeB`\x82"), png
+
+
+def test_figures_killed_while_writing_leave_no_broken_file(tmp_path):
+    "Kill `disentlit figures` at random moments: every PNG it leaves is whole, and a run to the end writes them all."
+    import random
+    spec = tmp_path / "real.json"
+    spec.write_text(__import__("json").dumps(REAL))
+    db = tmp_path / "r.sqlite"
+    subprocess.run(["disentlit", "sweep", str(spec), "--db", str(db)], check=True, capture_output=True)
+    rng, out = random.Random(1), tmp_path / "figs"
+    for _ in range(4):
+        proc = subprocess.Popen(["disentlit", "figures", "--db", str(db), "--out", str(out)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        try: proc.wait(timeout=rng.uniform(2.0, 5.0))
+        except subprocess.TimeoutExpired: proc.send_signal(signal.SIGKILL); proc.wait()
+        for png in out.glob("*.png"): assert png.read_bytes().endswith(b"IEND\xaeB`\x82"), png
+    subprocess.run(["disentlit", "figures", "--db", str(db), "--out", str(out)], check=True, capture_output=True)
+    assert {"figure11_loss.png", "effects.csv", "results.csv"} <= {p.name for p in out.iterdir()}
+    assert not [p for p in out.iterdir() if ".tmp" in p.name]
