@@ -342,6 +342,12 @@ def _stats_key(data: GroundTruthData) -> str:
     spec = json.dumps(dict(name=data.name, params=data.params, sizes=data.sizes, shape=data.obs_shape), sort_keys=True, default=str)
     return f"{data.name}-{hashlib.sha1(spec.encode()).hexdigest()[:12]}"
 
+def _valid_moments(m, channels: int) -> bool:
+    "Whether `m` holds the three moments as lists of `channels` finite numbers in [0, 1]."
+    ok = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1
+    return isinstance(m, dict) and all(isinstance(m.get(k), list) and len(m[k]) == channels and all(map(ok, m[k]))
+                                       for k in ("mean", "std_global", "std_per_image"))
+
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
     "Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every observation)."
@@ -354,9 +360,10 @@ def moments(self: GroundTruthData, cache: bool = True, progress: bool = False) -
     if (exact := self._exact_moments()) is not None: self._moments = exact; return exact
     path = data_dir() / "stats" / f"{_stats_key(self)}.json"
     if cache and path.exists():
-        try: m = json.loads(path.read_text()); assert set(m) >= {"mean", "std_global", "std_per_image"}
-        except (ValueError, AssertionError): pass          # a damaged cache file is recomputed and rewritten
-        else: self._moments = m; return m
+        try: m = json.loads(path.read_text())
+        except ValueError: m = None
+        if _valid_moments(m, self.obs_shape[-1]): self._moments = m; return m
+        # a damaged cache file (not JSON, keys missing, values of the wrong type or range) is recomputed and rewritten
     self._moments = channel_moments(self, progress=progress)
     if cache:
         path.parent.mkdir(parents=True, exist_ok=True)
