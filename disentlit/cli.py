@@ -52,7 +52,7 @@ def cmd_datasets(args) -> int:
     if args.stats:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
-        m = data.moments(progress=not args.json and sys.stderr.isatty())
+        m = data.moments(progress=True)                       # a streamed pass shows its progress on stderr, --json or not
         out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1], mean=m["mean"], std=m["std_per_image"],
                    std_global=m["std_global"], convention="per_image", seconds=round(time.perf_counter() - t, 3))
         text = _table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
@@ -138,7 +138,7 @@ def distance_for(loss: str):
 def cmd_distances(args) -> int:
     if args.pairs < 1: raise DisentlitError(f"--pairs must be >= 1, got {args.pairs}")
     data = get_dataset(args.dataset, **parse_params(args.set))
-    r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=not args.json and sys.stderr.isatty())
+    r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=True)
     out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
              _table([["factor", "mean", "std", "spearman"]] +

@@ -189,3 +189,11 @@ def test_a_damaged_dataset_cache_is_found_and_named(cli, data_home):
         assert code == 2 and len(err.strip().splitlines()) == 1 and "--prepare dsprites --force" in err, (argv, err)
     code, out, err = cli("datasets")
     assert code == 0 and "no, damaged (disentlit datasets --prepare dsprites --force)" in out, out
+
+
+def test_streamed_statistics_show_progress_on_stderr_under_json(cli):
+    "A dataset without closed forms is streamed; its progress goes to stderr, and stdout stays one JSON object."
+    code, out, err = cli("datasets", "--stats", "xysquares", "--set", "rgb=false", "--set", "num_squares=2",
+                         "--set", "grid_size=4", "--json")
+    assert code == 0, err
+    assert json.loads(out)["channels"] == 1 and "stats xysquares" in err and "100%" in err, err
