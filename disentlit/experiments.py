@@ -596,11 +596,11 @@ def _write_json(path: Path, obj):
     tmp.write_text(json.dumps(_strict(obj), allow_nan=False))
     os.replace(tmp, path)
 
-def _save_figure(fig, path: Path, dpi: int):
+def _save_figure(fig, path: Path, dpi: int, **kwargs):
     "Save a matplotlib figure to `path` atomically and close it."
     import matplotlib.pyplot as plt
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=dpi); plt.close(fig)
+    fig.savefig(tmp, dpi=dpi, **kwargs); plt.close(fig)
     os.replace(tmp, path)
 
 def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=None) -> dict:
@@ -793,8 +793,7 @@ def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, 
     out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
     written, effects = [], []
     def save(fig, name):
-        fig.savefig(out_dir / f".{name}.tmp.png", dpi=110, bbox_inches="tight"); plt.close(fig)
-        os.replace(out_dir / f".{name}.tmp.png", out_dir / name); written.append(out_dir / name)
+        _save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight"); written.append(out_dir / name)
     metrics = [m for m in FIGURE_METRICS if any(isinstance(r.get(m), (int, float)) for r in rows)]
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
