@@ -19,7 +19,7 @@ from .data import DisentlitError, XYSquares, check_seed, plot_traversals, xysqua
 from .data_files import get_dataset, list_datasets, parse_params, prepare
 from .distances import MAX_PAIRS, bench_distances, dataset_report, mse, overlap_study, plot_overlap_study
 from .experiments import ENGINES, figures, run_sweep
-from .models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS, bench_train, check_own_params, conv64_vae_step, fit, framework_for, load_run
+from .models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS, bench_train, check_fit, check_own_params, conv64_vae_step, fit, framework_for, load_run
 from .losses import LOSSES, bench_loss, get_loss
 from .metrics import METRICS, as_encode, bench_metrics, evaluate
 
@@ -106,6 +106,8 @@ def cmd_train(args) -> int:
         if "beta" in extra: raise DisentlitError("give beta once: --beta or --param beta=...")
         extra["beta"] = args.beta
     model = framework_for(data, args.framework, latents=args.latents, recon=loss, seed=args.seed, **extra)
+    check_fit(model, data, args.steps, args.batch_size, args.lr, args.precision, args.checkpoint_every, args.seed)
+    model.setup(data, args.batch_size)                       # every check before the run directory is made
     out = writable_dir(args.out or f"runs/{data.name}_{args.framework}_{args.loss}_seed{args.seed}")
     r = fit(model, data, args.steps, args.batch_size, args.lr, seed=args.seed, precision=args.precision,
             channels_last=args.channels_last, out_dir=out, checkpoint_every=args.checkpoint_every,
@@ -160,8 +162,8 @@ def cmd_sweep(args) -> int:
 def cmd_figures(args) -> int:
     from disentlit.experiments import ResultsDB
     from disentlit.experiments import results_frame
-    results_frame(args.db, args.sweep)                       # a missing or foreign database is named before --out is made
-    paths = figures(args.db, writable_dir(args.out), sweep=args.sweep, runs_root=args.runs)
+    if results_frame(args.db, args.sweep): writable_dir(args.out)   # a bad database, or one with nothing to draw, first
+    paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
     db = ResultsDB(args.db, create=False)
     try: table = db.export_csv(Path(args.out) / "results.csv", sweep=args.sweep)
     finally: db.close()

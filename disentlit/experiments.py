@@ -543,6 +543,7 @@ def run_sweep(spec: dict | str | Path, db_path: str | Path, engine: str = "local
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
+    if Path(db_path).exists(): ResultsDB(db_path, create=False).close()   # a foreign file is named before anything is made
     out_root = Path(out_root) if out_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     try:
         out_root.mkdir(parents=True, exist_ok=True)

@@ -65,6 +65,7 @@ def _snapshot(root) -> dict:
     "Every file under `root` with its size and modification time, and every database's rows."
     out = {}
     for dirpath, _, files in os.walk(root):
+        out[dirpath] = "folder"                                       # a folder made and left empty counts too
         for f in files:
             if f.endswith(("-wal", "-shm")): continue                  # SQLite's own companions of a WAL database
             p = os.path.join(dirpath, f)
@@ -198,9 +199,10 @@ def test_the_table_is_large(): assert len(CASES) >= 100, len(CASES)
 
 
 @pytest.mark.parametrize("argv, says, env", CASES)
-def test_bad_input(world, argv, says, env):
+def test_bad_input(world, argv, says, env, monkeypatch):
     fill = lambda s: s.replace("{w}", str(world))
     argv, says = [fill(a) for a in argv], fill(says)
+    monkeypatch.chdir(world)                                          # default outputs (runs/...) would land here
     before = _snapshot(world)
     out, err = io.StringIO(), io.StringIO()
     with _env({"DISENTLIT_DATA": str(world / "data"), **{k: fill(v) for k, v in env.items()}}), \
