@@ -29,7 +29,7 @@ from .data import DisentlitError, check_seed
 from .data_files import get_dataset
 from .losses import get_loss
 from .metrics import evaluate, metric_plan
-from .models import check_fit, fit, framework_for, kl_normal, resolve_device
+from .models import _atomic_write, check_fit, fit, framework_for, kl_normal, resolve_device
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
@@ -376,10 +376,10 @@ def _write_table(path: Path, rows: list[dict]):
     "`rows` as a CSV file with the union of their keys as columns, written atomically."
     import csv
     cols = list(dict.fromkeys(k for row in rows for k in row))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
-    os.replace(tmp, path)
+    def write(tmp):
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
+    _atomic_write(path, write)
 
 @patch
 def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> Path:
@@ -593,16 +593,13 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
 
 def _write_json(path: Path, obj):
     "Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a rename)."
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(_strict(obj), allow_nan=False))
-    os.replace(tmp, path)
+    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(_strict(obj), allow_nan=False)))
 
 def _save_figure(fig, path: Path, dpi: int, **kwargs):
     "Save a matplotlib figure to `path` atomically and close it."
     import matplotlib.pyplot as plt
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=dpi, **kwargs); plt.close(fig)
-    os.replace(tmp, path)
+    _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs))
+    plt.close(fig)
 
 def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=None) -> dict:
     "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
