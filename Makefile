@@ -1,32 +1,39 @@
-# The two commands of the README. Both install everything first (torch pinned to a CPU-capable
-# build so a CPU-only machine never pulls CUDA wheels), then run.
+# The two commands of the README. Both work in the project's own virtual environment, $(VENV) (default .venv,
+# made with $(PYTHON) the first time and reused after), so a distribution's system Python is never touched.
+# tools/install_torch.py picks the torch build for this machine: CPU-only wheels without an NVIDIA GPU, the CUDA
+# build with one, and an installed torch that satisfies $(TORCH) is kept.
 PYTHON ?= python3
-PIP := $(PYTHON) -m pip
+VENV ?= .venv
 TORCH ?= torch==2.13.0
+PY := $(VENV)/bin/python
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: install demo test docs docs-check export
 
-install:
-	$(PIP) install --quiet --disable-pip-version-check "$(TORCH)"
-	$(PIP) install --quiet --disable-pip-version-check -e ".[dev]"
+$(PY):
+	$(PYTHON) -m venv $(VENV) || { echo "could not create $(VENV): on Debian/Ubuntu, apt-get install python3-venv" >&2; exit 1; }
+
+install: $(PY)
+	$(PY) tools/install_torch.py "$(TORCH)"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 
 ## The main job on the embedded default: no download, no GPU.
 demo: install
-	disentlit demo --out demo
+	disentlit demo --out demo $(DEMO_ARGS)
 
 ## The whole suite: every notebook (nbdev_test) and the pytest tests.
 test: install
 	nbdev_test --n_workers 2
-	$(PYTHON) -m pytest -q tests
+	$(PY) -m pytest -q tests
 
-export:
+export: install
 	nbdev_export
 	nbdev_clean
 
 ## The documentation site, from the executed notebooks: _site/ (open _site/index.html or serve it).
 docs: install
-	$(PYTHON) tools/docs.py
+	$(PY) tools/docs.py
 
 ## The site in a real browser: headless Chromium (Debian: apt-get install -y chromium) via Playwright.
 docs-check: docs
-	$(PYTHON) tools/docs_check.py
+	$(PY) tools/docs_check.py

@@ -12,19 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import torch
-
-from .data import DisentlitError, XYSquares, check_seed, plot_traversals, xysquares_one_at_a_time
-from .data_files import get_dataset, list_datasets, parse_params, prepare
-from .distances import MAX_PAIRS, bench_distances, dataset_report, mse, overlap_study, plot_overlap_study
-from .experiments import ENGINES, figures, run_sweep
-from .models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS, bench_train, check_fit, check_own_params, conv64_vae_step, fit, framework_for, load_run
-from .losses import LOSSES, bench_loss, get_loss
-from .metrics import METRICS, as_encode, bench_metrics, evaluate
-
 # %% auto #0
-__all__ = ['LOSS_NAMES', 'DEMO_STEPS', 'DEMO_BATCH', 'cmd_datasets', 'add_train_parser', 'cmd_train', 'distance_for',
+__all__ = ['LOSS_NAMES', 'DEMO_STEPS', 'DEMO_BATCH', 'COMMANDS', 'cmd_datasets', 'add_train_parser', 'cmd_train', 'distance_for',
            'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_evaluate', 'bench_data', 'cmd_bench', 'demo_spec',
            'cmd_demo', 'build_parser', 'writable_dir', 'main']
 
@@ -34,6 +23,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         print(f"disentlit: error: {message}", file=sys.stderr)
         raise SystemExit(2)
+
+def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON object"):
+    "`--json` and `--quiet`, which every subcommand takes."
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one JSON object, or `text` for people."
@@ -45,6 +39,8 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 def cmd_datasets(args) -> int:
+    from disentlit.data import DisentlitError
+    from disentlit.data_files import get_dataset, list_datasets, parse_params, prepare
     if args.prepare:
         path = prepare(args.prepare, source=args.source, force=args.force)
         _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
@@ -52,7 +48,7 @@ def cmd_datasets(args) -> int:
     if args.stats:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
-        m = data.moments(progress=True)                       # a streamed pass shows its progress on stderr, --json or not
+        m = data.moments(progress=not args.quiet)             # a streamed pass shows its progress on stderr, --json or not
         out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1], mean=m["mean"], std=m["std_per_image"],
                    std_global=m["std_global"], convention="per_image", seconds=round(time.perf_counter() - t, 3))
         text = _table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
@@ -64,6 +60,15 @@ def cmd_datasets(args) -> int:
     _emit(dict(datasets=rows), args.json, _datasets_table(rows))
     return 0
 
+def _add_datasets(d):
+    d.add_argument("--stats", metavar="NAME", help="exact per-channel mean and std of dataset NAME")
+    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter (with --stats); repeatable")
+    d.add_argument("--prepare", metavar="NAME", help="download (or convert --source) and cache dataset NAME")
+    d.add_argument("--source", metavar="PATH", help="with --prepare: convert files you already have instead of downloading")
+    d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
+    _output_flags(d)
+    d.set_defaults(run=cmd_datasets)
+
 def _datasets_table(rows: list[dict]) -> str:
     return _table([["name", "kind", "available", "observations", "shape", "factors"]] +
                   [[d["name"], d["kind"], "yes" if d["available"] else
@@ -73,9 +78,10 @@ def _datasets_table(rows: list[dict]) -> str:
                     " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))] for d in rows])
 
 # %% ../nbs/08_cli.ipynb #4a11c19e
-def add_train_parser(sub):
-    "The `train` sub-command."
-    t = sub.add_parser("train", help="train a framework on a dataset and write a run directory")
+def add_train_parser(t):
+    "The arguments of the `train` sub-command."
+    from disentlit.losses import LOSSES
+    from disentlit.models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
     t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
@@ -93,11 +99,16 @@ def add_train_parser(sub):
     t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
     t.add_argument("--checkpoint-every", type=int, default=1000, metavar="N", help="steps between checkpoints (default 1000)")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
-    t.add_argument("--json", action="store_true", help="print one JSON object")
+    _output_flags(t)
     t.set_defaults(run=cmd_train)
     return t
 
 def cmd_train(args) -> int:
+    import numpy as np
+    from disentlit.data import DisentlitError
+    from disentlit.data_files import get_dataset, parse_params
+    from disentlit.losses import get_loss
+    from disentlit.models import FRAMEWORKS, check_fit, check_own_params, fit, framework_for
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss)
     if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
@@ -111,7 +122,7 @@ def cmd_train(args) -> int:
     out = writable_dir(args.out or f"runs/{data.name}_{args.framework}_{args.loss}_seed{args.seed}")
     r = fit(model, data, args.steps, args.batch_size, args.lr, seed=args.seed, precision=args.precision,
             channels_last=args.channels_last, out_dir=out, checkpoint_every=args.checkpoint_every,
-            progress=sys.stderr.isatty())
+            progress=not args.quiet)
     terms = {k: (v if isinstance(v, float) and np.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
     res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=data.name,
@@ -132,15 +143,29 @@ LOSS_NAMES = ("mse", "bce", "box_blur")
 
 def distance_for(loss: str):
     "The perceived-distance form of reconstruction loss `loss`."
+    from disentlit.data import DisentlitError
+    from disentlit.distances import mse
     if loss == "mse": return mse
     if loss not in LOSS_NAMES: raise DisentlitError(f"unknown loss {loss!r}; accepted: {', '.join(LOSS_NAMES)}")
     from disentlit.losses import get_loss
     return get_loss(loss).distance
 
+def _add_distances(t):
+    t.add_argument("--dataset", required=True, metavar="NAME")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
+    t.add_argument("--loss", default="mse", metavar="|".join(LOSS_NAMES), help="the reconstruction loss seen as a distance (default mse)")
+    t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
+    t.add_argument("--seed", type=int, default=0)
+    _output_flags(t)
+    t.set_defaults(run=cmd_distances)
+
 def cmd_distances(args) -> int:
+    from disentlit.data import DisentlitError
+    from disentlit.data_files import get_dataset, parse_params
+    from disentlit.distances import dataset_report
     if args.pairs < 1: raise DisentlitError(f"--pairs must be >= 1, got {args.pairs}")
     data = get_dataset(args.dataset, **parse_params(args.set))
-    r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=True)
+    r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=not args.quiet)
     out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
              _table([["factor", "mean", "std", "spearman"]] +
@@ -151,17 +176,40 @@ def cmd_distances(args) -> int:
     return 0
 
 # %% ../nbs/08_cli.ipynb #29c23f95
+def _add_sweep(w):
+    w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
+    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
+    w.add_argument("--engine", default="local", metavar="local|ray", help="local (default) or ray")
+    w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
+    w.add_argument("--runs", metavar="DIR", help="where run directories go (default: RESULTS_runs next to the database)")
+    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
+                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or $DISENTLIT_LEASE)")
+    w.add_argument("--workers", type=int, default=1, help="local: runs at a time, in processes sharing the CPU threads and GPU")
+    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
+    w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
+    w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
+    _output_flags(w)
+    w.set_defaults(run=cmd_sweep)
+
 def cmd_sweep(args) -> int:
+    from disentlit.experiments import run_sweep
     options = dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray" else dict(workers=args.workers, device=args.device)
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.json and sys.stderr.isatty(), **options)
+                       progress=not args.quiet, **options)
     _emit(dict(db=str(args.db), **counts), args.json,
           f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else ""))
     return 0 if counts["failed"] == 0 else 1
 
+def _add_figures(f):
+    f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
+    f.add_argument("--out", required=True, metavar="DIR")
+    f.add_argument("--sweep", help="only this sweep's runs")
+    f.add_argument("--runs", metavar="DIR", help="where the run directories are (default: RESULTS_runs next to the database)")
+    _output_flags(f)
+    f.set_defaults(run=cmd_figures)
+
 def cmd_figures(args) -> int:
-    from disentlit.experiments import ResultsDB
-    from disentlit.experiments import results_frame
+    from disentlit.experiments import ResultsDB, figures, results_frame
     if results_frame(args.db, args.sweep): writable_dir(args.out)   # a bad database, or one with nothing to draw, first
     paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
     db = ResultsDB(args.db, create=False)
@@ -174,6 +222,7 @@ def cmd_figures(args) -> int:
 # %% ../nbs/08_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
     "One row per headline score of an `evaluate` result."
+    from disentlit.metrics import METRICS
     pick = dict(mig=[("mig", "MIG")],
                 dci=[("disentanglement", "DCI disentanglement"), ("completeness", "DCI completeness"),
                      ("informativeness_test", "DCI informativeness (test accuracy)")],
@@ -182,12 +231,25 @@ def _metric_rows(result: dict) -> list[list[str]]:
                 factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")])
     return [[label, f"{result[m][key]:.4f}"] for m in METRICS if m in result for key, label in pick[m]]
 
+def _add_evaluate(e):
+    from disentlit.metrics import METRICS
+    e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
+    e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
+                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
+    e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
+    e.add_argument("--exact", action="store_true", help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
+    _output_flags(e)
+    e.set_defaults(run=cmd_evaluate)
+
 def cmd_evaluate(args) -> int:
+    from disentlit.metrics import as_encode, evaluate
+    from disentlit.models import load_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     model, data, config = load_run(args.run_dir)
     t = time.perf_counter()
     result = evaluate(as_encode(model), data, metrics, seed=args.seed, standardise=model.standardise,
-                      batch_size=args.batch_size, progress=sys.stderr.isatty(), fast=not args.exact)
+                      batch_size=args.batch_size, progress=not args.quiet, fast=not args.exact)
     out = dict(run_dir=str(args.run_dir), dataset=data.name, framework=config["framework"]["name"], seed=args.seed,
                dci_mode="exact" if args.exact else "fast", seconds=round(time.perf_counter() - t, 2), **result)
     info = result["info"]
@@ -208,6 +270,10 @@ def _best_of(fn, repeats: int) -> float:
 
 def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
     "Time a standardised XYSquares batch: vectorised vs one image at a time, and vs a conv64 VAE step."
+    import numpy as np
+    import torch
+    from disentlit.data import XYSquares, xysquares_one_at_a_time
+    from disentlit.models import conv64_vae_step
     data = XYSquares()
     data.channel_stats()                                     # computed (or read) once, outside the timings
     rng = np.random.default_rng(seed)
@@ -220,7 +286,33 @@ def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
     return out
 
 # %% ../nbs/08_cli.ipynb #6f44b236
+def _add_bench(b):
+    b.add_argument("what", choices=["data", "distances", "train", "loss", "metrics"], help="what to benchmark")
+    b.add_argument("--batch-size", type=int, default=None, help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
+    b.add_argument("--pairs", type=int, default=50_000, help="distances: pairs per row of Table A1")
+    b.add_argument("--repeats", type=int, default=None, help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
+    b.add_argument("--precision", default="fp32,bf16", help="train: comma-separated fp32,bf16; metrics: the first one listed")
+    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
+    b.add_argument("--reference", default="scaled", metavar="scaled|full|none",
+                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured throughput "
+                        "(default), fully measured (many minutes), or skipped")
+    b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
+    b.add_argument("--framework", default="betavae", help="train: framework name")
+    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
+    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
+    b.add_argument("--no-allocator", action="store_true", help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
+    _output_flags(b)
+    b.set_defaults(run=cmd_bench)
+
 def cmd_bench(args) -> int:
+    import torch
+    from disentlit.data import DisentlitError
+    from disentlit.data_files import parse_params
+    from disentlit.distances import bench_distances
+    from disentlit.losses import bench_loss
+    from disentlit.metrics import bench_metrics
+    from disentlit.models import FRAMEWORKS, PRECISIONS, bench_train, check_own_params
     args.batch_size = args.batch_size or (1024 if args.what == "metrics" else 256)
     if args.what == "data":
         r = bench_data(args.batch_size, args.repeats or 20)
@@ -239,7 +331,8 @@ def cmd_bench(args) -> int:
         if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
         params = check_own_params(args.framework, parse_params(args.param, "--param"))
         runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size,
-                               params=params, allocator=not args.no_allocator, device=args.device) for p in precisions}
+                               params=params, allocator=not args.no_allocator, device=args.device, progress=not args.quiet)
+                for p in precisions}
         r = dict(framework=args.framework, dataset="xysquares", batch_size=args.batch_size, channels_last=True,
                  torch_threads=torch.get_num_threads(), runs=runs)
         given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
@@ -275,7 +368,7 @@ def cmd_bench(args) -> int:
     elif args.what == "metrics":
         precision = args.precision.split(",")[0].strip()          # the first listed (default fp32)
         r = bench_metrics(fast=not args.exact, repeats=args.repeats or 2, batch_size=args.batch_size,
-                          precision=precision, progress=False, reference=args.reference)
+                          precision=precision, progress=not args.quiet, reference=args.reference)
         lines = [f"metric suite (MIG, DCI {r['dci_mode']}, SAP, BetaVAE, FactorVAE at the reference sizes) on XYSquares, "
                  f"{r['encoder']}, {r['precision']}, {r['torch_threads']} torch threads, best of {r['repeats']}",
                  f"  suite: sample and encode once             {r['suite_seconds']:8.1f} s   ({r['encoded_suite']:,} observations "
@@ -315,11 +408,20 @@ def _html_table(header: list[str], rows: list[list]) -> str:
     return ("<table><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr>" +
             "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows) + "</table>")
 
+def _add_demo(m):
+    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
+    m.add_argument("--steps", type=int, default=DEMO_STEPS, help=f"training steps of each demo run (default {DEMO_STEPS})")
+    _output_flags(m, "print one JSON object (the report's numbers); the narration goes to stderr")
+    m.set_defaults(run=cmd_demo)
+
 def cmd_demo(args) -> int:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from disentlit.experiments import ResultsDB
+    from disentlit.data import plot_traversals
+    from disentlit.data_files import get_dataset, list_datasets
+    from disentlit.distances import dataset_report, overlap_study, plot_overlap_study
+    from disentlit.experiments import ResultsDB, figures, run_sweep
     t0 = time.perf_counter()
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one JSON object
     out = writable_dir(args.out)
@@ -331,7 +433,8 @@ def cmd_demo(args) -> int:
                      "<img src='traversals_xysquares.png' width=420> <img src='traversals_sprites.png' width=360>"))
     # 1. what the loss perceives
     say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
-    reports = {loss: dataset_report(data, distance_for(loss), pairs=5000, traversals=128) for loss in ("mse", "box_blur")}
+    reports = {loss: dataset_report(data, distance_for(loss), pairs=5000, traversals=128, progress=not args.quiet)
+               for loss in ("mse", "box_blur")}
     rows = [[f["name"], f["mean"], reports["box_blur"]["factors"][[g["name"] for g in reports["box_blur"]["factors"]].index(f["name"])]["mean"]]
             for f in reports["mse"]["factors"]]
     rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
@@ -346,7 +449,7 @@ def cmd_demo(args) -> int:
     # 2. what a VAE learns
     say(f"\n2. A beta-VAE trained {args.steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
     db_path = out / "demo.sqlite"
-    counts = run_sweep(demo_spec(args.steps), db_path, resume=True, progress=sys.stderr.isatty())
+    counts = run_sweep(demo_spec(args.steps), db_path, resume=True, progress=not args.quiet)
     db = ResultsDB(db_path)
     runs = {r["config"]["loss"]: r for r in db.runs(sweep="demo")}
     db.close()
@@ -377,91 +480,31 @@ def cmd_demo(args) -> int:
     return 0 if counts["failed"] == 0 else 1
 
 # %% ../nbs/08_cli.ipynb #c1f9e7f0
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = dict(                      # name: (one line of help, the function that adds its arguments)
+    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", "_add_datasets"),
+    train=("train a framework on a dataset and write a run directory", "add_train_parser"),
+    bench=("measure speed against a baseline timed in the same run", "_add_bench"),
+    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", "_add_evaluate"),
+    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", "_add_distances"),
+    sweep=("run a sweep spec into a SQLite results database (resumable)", "_add_sweep"),
+    figures=("draw the figures a results database supports, and export its runs as CSV", "_add_figures"),
+    demo=("the main job on the embedded default dataset (no download, no GPU)", "_add_demo"))
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `disentlit` parser. With `only`, just that subcommand gets its arguments: the others' need constants from
+    modules that import torch, and `disentlit --help` or `disentlit sweep ...` should not wait for them."""
     p = _Parser(prog="disentlit", description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    d = sub.add_parser("datasets", help="list datasets, print normalisation constants, or prepare a file-backed dataset")
-    d.add_argument("--stats", metavar="NAME", help="exact per-channel mean and std of dataset NAME")
-    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter (with --stats); repeatable")
-    d.add_argument("--prepare", metavar="NAME", help="download (or convert --source) and cache dataset NAME")
-    d.add_argument("--source", metavar="PATH", help="with --prepare: convert files you already have instead of downloading")
-    d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
-    d.add_argument("--json", action="store_true", help="print one JSON object")
-    d.set_defaults(run=cmd_datasets)
-
-    add_train_parser(sub)
-
-    b = sub.add_parser("bench", help="measure speed against a baseline timed in the same run")
-    b.add_argument("what", choices=["data", "distances", "train", "loss", "metrics"], help="what to benchmark")
-    b.add_argument("--batch-size", type=int, default=None, help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
-    b.add_argument("--pairs", type=int, default=50_000, help="distances: pairs per row of Table A1")
-    b.add_argument("--repeats", type=int, default=None, help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
-    b.add_argument("--precision", default="fp32,bf16", help="train: comma-separated fp32,bf16; metrics: the first one listed")
-    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
-    b.add_argument("--reference", default="scaled", metavar="scaled|full|none",
-                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured throughput "
-                        "(default), fully measured (many minutes), or skipped")
-    b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
-    b.add_argument("--framework", default="betavae", help="train: framework name")
-    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
-    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
-    b.add_argument("--no-allocator", action="store_true", help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
-    b.add_argument("--json", action="store_true", help="print one JSON object")
-    b.set_defaults(run=cmd_bench)
-
-    e = sub.add_parser("evaluate", help="disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)")
-    e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
-    e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
-                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
-    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
-    e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
-    e.add_argument("--exact", action="store_true", help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
-    e.add_argument("--json", action="store_true", help="print one JSON object")
-    e.set_defaults(run=cmd_evaluate)
-
-    t = sub.add_parser("distances", help="perceived vs ground-truth distance of a dataset under a loss (Table A1)")
-    t.add_argument("--dataset", required=True, metavar="NAME")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
-    t.add_argument("--loss", default="mse", metavar="|".join(LOSS_NAMES), help="the reconstruction loss seen as a distance (default mse)")
-    t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--json", action="store_true", help="print one JSON object")
-    t.set_defaults(run=cmd_distances)
-
-    w = sub.add_parser("sweep", help="run a sweep spec into a SQLite results database (resumable)")
-    w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
-    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
-    w.add_argument("--engine", default="local", metavar="|".join(ENGINES), help="local (default) or ray")
-    w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
-    w.add_argument("--runs", metavar="DIR", help="where run directories go (default: RESULTS_runs next to the database)")
-    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
-                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or $DISENTLIT_LEASE)")
-    w.add_argument("--workers", type=int, default=1, help="local: runs at a time, in processes sharing the CPU threads and GPU")
-    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
-    w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
-    w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
-    w.add_argument("--json", action="store_true", help="print one JSON object")
-    w.set_defaults(run=cmd_sweep)
-
-    f = sub.add_parser("figures", help="draw the figures a results database supports, and export its runs as CSV")
-    f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
-    f.add_argument("--out", required=True, metavar="DIR")
-    f.add_argument("--sweep", help="only this sweep's runs")
-    f.add_argument("--runs", metavar="DIR", help="where the run directories are (default: RESULTS_runs next to the database)")
-    f.add_argument("--json", action="store_true", help="print one JSON object")
-    f.set_defaults(run=cmd_figures)
-
-    m = sub.add_parser("demo", help="the main job on the embedded default dataset (no download, no GPU)")
-    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
-    m.add_argument("--steps", type=int, default=DEMO_STEPS, help=f"training steps of each demo run (default {DEMO_STEPS})")
-    m.add_argument("--json", action="store_true", help="print one JSON object (the report's numbers); the narration goes to stderr")
-    m.set_defaults(run=cmd_demo)
+    for name, (text, add) in COMMANDS.items():
+        s = sub.add_parser(name, help=text, description=text)
+        if only in (None, name): globals()[add](s)
     return p
 
+# %% ../nbs/08_cli.ipynb #a7c3e5d1
 def _positive(args):
     "Counts and seeds, checked before a command does anything."
+    from disentlit.data import DisentlitError, check_seed
+    from disentlit.distances import MAX_PAIRS
     for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: raise DisentlitError(f"--{key.replace('_', '-')} must be >= 1, got {v}")
@@ -471,6 +514,7 @@ def _positive(args):
 
 def writable_dir(path: str | Path, flag: str = "--out") -> Path:
     "The folder `path`, created if needed; `DisentlitError` naming the flag if it cannot be created or written."
+    from disentlit.data import DisentlitError
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -480,7 +524,10 @@ def writable_dir(path: str | Path, flag: str = "--out") -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `disentlit` command; returns the exit status."
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(only=command if command in COMMANDS else "").parse_args(argv)
+    from disentlit.data import DisentlitError              # torch and the rest load only once a command runs
     try:
         _positive(args)
         return args.run(args)

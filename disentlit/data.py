@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -17,9 +18,10 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['MAX_SEED', 'STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed',
-           'as_rng', 'data_dir', 'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float',
-           'channel_moments', 'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
+__all__ = ['MAX_SEED', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError',
+           'CorruptFile', 'check_seed', 'as_rng', 'data_dir', 'progress_bar', 'FactorSpace', 'GroundTruthData',
+           'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments', 'DeviceData', 'plot_traversals',
+           'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #4cb431b9
 class DisentlitError(ValueError):
@@ -55,6 +57,33 @@ def data_dir() -> Path:
         raise DisentlitError(f"DISENTLIT_DATA={path}: cannot create the data folder ({e.strerror or e}); "
                              "set DISENTLIT_DATA to a folder you can write") from None
     return path
+
+# %% ../nbs/01a_data.ipynb #370337b1
+PROGRESS_SECONDS = 5.0    # seconds between two progress lines in a log (not a terminal, not a notebook)
+
+class _Lines:
+    "A stream for tqdm that turns each redraw into one whole line."
+    def __init__(self, stream): self.stream = stream
+    def write(self, s: str):
+        if s := s.replace("\r", "").strip(): self.stream.write(s + "\n")
+    def flush(self): self.stream.flush()
+
+def _interactive(stream) -> bool:
+    "Whether `stream` is a terminal or a Jupyter kernel's stream (where tqdm can redraw in place)."
+    if os.environ.get("DISENTLIT_PROGRESS") == "lines": return False
+    if getattr(stream, "isatty", lambda: False)(): return True
+    return type(stream).__module__.startswith("ipykernel")
+
+def progress_bar(iterable=None, total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False,
+                 stream=None, **kwargs):
+    """A tqdm bar on `stream` (default stderr): redrawn in place in a terminal or notebook, otherwise one line every
+    `PROGRESS_SECONDS` seconds; `disable=True` (from `--quiet` or `progress=False`) shows nothing."""
+    from tqdm.auto import tqdm
+    stream = stream or sys.stderr
+    if _interactive(stream): return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream, **kwargs)
+    kwargs.pop("dynamic_ncols", None)
+    kwargs = dict(dict(mininterval=PROGRESS_SECONDS, maxinterval=PROGRESS_SECONDS, ncols=100, ascii=True), **kwargs)
+    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=_Lines(stream), **kwargs)
 
 # %% ../nbs/01a_data.ipynb #8b722465
 class FactorSpace:
@@ -320,11 +349,10 @@ def to_float(obs: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
 
 def channel_moments(data: GroundTruthData, chunk: int = 1024, progress: bool = False) -> dict:
     "One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std, values in [0, 1]."
-    from tqdm.auto import tqdm
     H, W, C = data.obs_shape
     n = H * W
     s1, s2, s_img = (torch.zeros(C, dtype=torch.float64) for _ in range(3))
-    for start in tqdm(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}", unit_scale=chunk):
+    for start in progress_bar(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}", unit_scale=chunk):
         obs = torch.from_numpy(data.obs(np.arange(start, min(start + chunk, len(data)))))
         x = obs.permute(0, 3, 1, 2).reshape(len(obs), C, n).to(torch.float64)    # integers 0..255: sums are exact
         t1, t2 = x.sum(-1), torch.einsum("ncp,ncp->nc", x, x)

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng
+from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng, progress_bar
 
 # %% auto #0
 __all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'traversal_distances',
@@ -201,13 +201,12 @@ MAX_PAIRS = 10_000_000         # pairs per row of Table A1: 10 million positions
 def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Distance = mse, seed=0,
                       keep_samples: bool = False, chunk: int = 256, device=None, progress: bool = False) -> dict:
     "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
-    from tqdm.auto import tqdm
     if not 1 <= pairs <= MAX_PAIRS: raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
     jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng)) for name, size in zip(data.names, data.sizes) if size > 1]
     jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))
     rows, samples = [], {}
-    for name, a, b in tqdm(jobs, disable=not progress, desc="perceived distance"):
+    for name, a, b in progress_bar(jobs, disable=not progress, desc="perceived distance"):
         d = d_pcv(data, a, b, distance, chunk, device)
         mean, std = _mean_std(d)
         rows.append(dict(name=name, mean=mean, std=std))

@@ -25,7 +25,7 @@ from fastcore.basics import patch
 import numpy as np
 import torch
 
-from .data import DisentlitError, check_seed
+from .data import DisentlitError, check_seed, progress_bar
 from .data_files import get_dataset
 from .losses import get_loss
 from .metrics import evaluate, metric_plan
@@ -440,6 +440,7 @@ def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=Non
 def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None):
     "A worker process of the local engine: its share of the threads, its own connection, the serial loop."
     torch.set_num_threads(threads)
+    os.environ["DISENTLIT_PROGRESS"] = "lines"            # several processes cannot redraw one terminal line
     db = ResultsDB(db_path, create=False)
     try: _serial(db, sweep, run_fn, out_root, lease=lease)
     finally: db.close()
@@ -449,12 +450,14 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
     (and its GPU: several small runs keep one busy); `device` is passed to the run function. Returns how many ran."""
     import functools
-    from tqdm.auto import tqdm
+    import inspect
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise DisentlitError(f"workers must be an integer >= 1, got {workers!r}")
     if device is not None: run_fn = functools.partial(run_fn, device=device)
+    if progress and "progress" in inspect.signature(run_fn).parameters:
+        run_fn = functools.partial(run_fn, progress=True)          # each run shows its steps as well
     total = db.counts(sweep)["pending"]
-    bar = tqdm(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
+    bar = progress_bar(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
         if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs, lease)
         if getattr(run_fn, "func", run_fn).__module__ == "__main__":
@@ -469,7 +472,7 @@ def local_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, pr
         try:
             while any(p.is_alive() for p in procs):
                 for p in procs: p.join(timeout=1)
-                bar.n = total - left(); bar.refresh()
+                bar.update(total - left() - bar.n)
         except BaseException:                                    # Ctrl-C: stop the workers, their runs go back to pending
             for p in procs: p.terminate()
             for p in procs: p.join(); db.release(pid=p.pid)
@@ -491,12 +494,11 @@ def ray_engine(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, num_
     "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
     try: import ray
     except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
-    from tqdm.auto import tqdm
     if not ray.is_initialized(): ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
     have = ray.cluster_resources()
     slots = max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9), have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
-    bar = tqdm(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
+    bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
     in_flight, n = {}, 0
     try:
         with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews its tasks' leases

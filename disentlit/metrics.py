@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from .data import DisentlitError, GroundTruthData, as_rng
+from .data import DisentlitError, GroundTruthData, as_rng, progress_bar
 
 # %% auto #0
 __all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'REFERENCE_MODES', 'histogram_discretize', 'discrete_mutual_info',
@@ -330,12 +330,11 @@ def _as_numpy(z) -> np.ndarray:
 def encode_indices(encode: Callable, data: GroundTruthData, idx, standardise: bool = True, batch_size: int = 256,
                    progress: bool = False) -> np.ndarray:
     "Latents (len(idx), D) of the observations at `idx`, encoded in batches under `torch.inference_mode`."
-    from tqdm.auto import tqdm
     idx = data.check_idx(np.asarray(idx).reshape(-1))
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise DisentlitError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     out = None
     with torch.inference_mode():
-        for s in tqdm(range(0, len(idx), batch_size), disable=not progress, desc="encode", unit="batch", leave=False):
+        for s in progress_bar(range(0, len(idx), batch_size), disable=not progress, desc="encode", unit="batch", leave=False):
             z = _as_numpy(encode(data.batch(idx[s:s + batch_size], standardise=standardise)))
             if z.ndim != 2 or len(z) != len(idx[s:s + batch_size]):
                 raise DisentlitError(f"encode must return (N, D) latents for a batch of N observations, got shape {z.shape} for N={len(idx[s:s + batch_size])}")
@@ -359,7 +358,8 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
     table = encode_indices(encode, data, unique, standardise, batch_size, progress)
     t2 = time.perf_counter()
     out, seconds, start = {}, {}, 0
-    for m, d in draws.items():
+    for m, d in (bar := progress_bar(draws.items(), total=len(draws), desc="metrics", unit="metric", disable=not progress)):
+        bar.set_postfix_str(m)
         z = {}
         for key, a in d.items():
             if key.endswith("labels"): continue

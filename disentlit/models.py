@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import DeviceData, DisentlitError, GroundTruthData, as_rng, check_seed
+from .data import DeviceData, DisentlitError, GroundTruthData, as_rng, check_seed, progress_bar
 from .data_files import get_dataset
 from .distances import mse
 
@@ -500,7 +500,6 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
         checkpoint_every: int = 1000, device=None, progress: bool = True, warmup: int = 2, resident: bool = False) -> dict:
     """Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint); with
     `resident`, batches are drawn on the device from a torch generator there (`DeviceData`), not on the host."""
-    from tqdm.auto import tqdm
     check_fit(framework, data, steps, batch_size, lr, precision, checkpoint_every, seed)
     tune_allocator()
     framework.setup(data, batch_size)
@@ -538,7 +537,7 @@ def fit(framework: AE, data: GroundTruthData, steps: int, batch_size: int = 256,
     framework.train()
     per_step = batch_size * (2 if framework.pairs else 1)
     status, history, logs, step_seconds, t0, t_warm = "done", [], {}, [], time.perf_counter(), None
-    bar = tqdm(total=steps, initial=start, disable=not progress, desc=framework.name, unit="step", dynamic_ncols=True)
+    bar = progress_bar(total=steps, initial=start, disable=not progress, desc=framework.name + (f" {Path(out_dir).name}" if out_dir else ""), unit="step", dynamic_ncols=True)
     try:
         for step in range(start + 1, steps + 1):
             t_step = time.perf_counter()
@@ -929,9 +928,9 @@ def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: f
     return times
 
 def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None, device="cpu",
-               resident=False) -> tuple[list[float], AE]:
+               resident=False, progress=False) -> tuple[list[float], AE]:
     fw = framework_for(data, framework, seed=seed, **(params or {}))
-    r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last, progress=False,
+    r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last, progress=progress,
             device=device, resident=resident)
     return r["step_seconds"][1:], fw
 
@@ -954,7 +953,7 @@ def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -
 
 def bench_train(framework: str = "betavae", precision: str = "fp32", channels_last: bool = True, steps: int = 6,
                 repeats: int = 3, batch_size: int = 256, dataset: str = "xysquares", seed: int = 0, params: dict | None = None,
-                allocator: bool = True, device=None, resident: bool | None = None) -> dict:
+                allocator: bool = True, device=None, resident: bool | None = None, progress: bool = False) -> dict:
     """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process; for a
     framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch); with
     `allocator`, also a beta-VAE `fit` step in a fresh process that leaves the allocator alone over one here (CPU only).
@@ -970,9 +969,10 @@ def bench_train(framework: str = "betavae", precision: str = "fp32", channels_la
     data.channel_stats()
     tuned = tune_allocator()                                  # the same allocator for every loop timed in this process
     fit_t, plain_t, beta_t, alone_t = [], [], [], []
-    for _ in range(repeats):                                  # interleaved, so a busy spell hits all of them
+    for _ in progress_bar(range(repeats), desc=f"bench {framework} {precision}", unit="repeat", disable=not progress):
+        # interleaved, so a busy spell hits all of them
         plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)
-        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params, device, resident)
+        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params, device, resident, progress)
         fit_t += t
         if framework != "betavae" or params:
             beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last, None, device, resident)[0]

@@ -4,6 +4,9 @@ import sys
 
 import pytest
 
+# the console scripts of the Python running the tests (the project venv) come first, activated or not
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+
 
 @pytest.fixture
 def data_home(tmp_path, monkeypatch):

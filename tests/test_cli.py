@@ -1,5 +1,10 @@
 """The command line contract, end to end through the installed console script."""
 import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,3 +202,38 @@ def test_streamed_statistics_show_progress_on_stderr_under_json(cli):
                          "--set", "grid_size=4", "--json")
     assert code == 0, err
     assert json.loads(out)["channels"] == 1 and "stats xysquares" in err and "100%" in err, err
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(cli, tmp_path):
+    "Training shows whole progress lines (done, of how much, the rate) in a log, under --json too; --quiet silences it."
+    argv = ["train", "--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--steps", "30", "--batch-size", "8", "--json"]
+    code, out, err = cli(*argv, "--out", str(tmp_path / "a"))
+    assert code == 0 and json.loads(out)["status"] == "done", err
+    assert "\r" not in err and re.search(r"betavae a: +100%.* 30/30 \[.*(step/s|s/step)", err), err
+    code, out, err = cli(*argv, "--out", str(tmp_path / "b"), "--quiet")
+    assert code == 0 and err == "", err
+
+
+def test_help_imports_nothing_heavy():
+    "`disentlit --help` builds the parser without torch, numpy, scikit-learn or matplotlib."
+    code = ("import sys\nfrom disentlit.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in ('torch', 'numpy', 'sklearn', 'matplotlib') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.stdout.strip().splitlines()[-1] == "[]", p.stdout + p.stderr
+
+
+def test_readme_commands_parse_and_cover_every_subcommand():
+    "Every `disentlit ...` line of the README is a valid command line, and every subcommand has one."
+    from disentlit.cli import COMMANDS, build_parser
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    used = set()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, flags=re.S)
+    for line in [l.split("  #")[0].strip() for b in blocks for l in b.splitlines() if l.startswith("disentlit ")]:
+        argv = shlex.split(line)[1:]
+        for k, a in enumerate(argv):
+            if "|" in a and not a.startswith("-"):
+                for alt in a.split("|"):
+                    used.add(build_parser().parse_args(argv[:k] + [alt] + argv[k + 1:]).command)
+                break
+        else: used.add(build_parser().parse_args(argv).command)
+    assert used == set(COMMANDS), set(COMMANDS) - used
