@@ -625,7 +625,7 @@ def run(config: RunConfig, out_dir: str | Path, progress: bool = False, device=N
     else:
         with torch.no_grad():
             scores = evaluate(model.encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
-                              params=config.metric_params or None)
+                              params=config.metric_params or None, progress=progress)
         _write_json(metrics_path, scores)
     if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
     title = f"{config.framework} {config.loss} seed {config.seed}"
