@@ -14,8 +14,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['LOSS_NAMES', 'DEMO_STEPS', 'DEMO_BATCH', 'COMMANDS', 'cmd_datasets', 'add_train_parser', 'cmd_train', 'distance_for',
-           'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_evaluate', 'bench_data', 'cmd_bench', 'demo_spec',
-           'cmd_demo', 'build_parser', 'writable_dir', 'main']
+           'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_evaluate', 'cmd_bench', 'demo_spec', 'cmd_demo',
+           'build_parser', 'writable_dir', 'main']
 
 # %% ../nbs/08_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -81,7 +81,8 @@ def _datasets_table(rows: list[dict]) -> str:
 def add_train_parser(t):
     "The arguments of the `train` sub-command."
     from disentlit.losses import LOSSES
-    from disentlit.models import FRAMEWORKS, MAX_BATCH_SIZE, PRECISIONS
+    from disentlit.models import FRAMEWORKS
+    from disentlit.training import MAX_BATCH_SIZE, PRECISIONS
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
     t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
@@ -108,7 +109,8 @@ def cmd_train(args) -> int:
     from disentlit.data import DisentlitError
     from disentlit.data_files import get_dataset, parse_params
     from disentlit.losses import get_loss
-    from disentlit.models import FRAMEWORKS, check_fit, check_own_params, fit, framework_for
+    from disentlit.models import FRAMEWORKS, check_own_params, framework_for
+    from disentlit.training import check_fit, fit
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss)
     if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
@@ -244,7 +246,7 @@ def _add_evaluate(e):
 
 def cmd_evaluate(args) -> int:
     from disentlit.metrics import as_encode, evaluate
-    from disentlit.models import load_run
+    from disentlit.training import load_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     model, data, config = load_run(args.run_dir)
     t = time.perf_counter()
@@ -258,32 +260,6 @@ def cmd_evaluate(args) -> int:
                       f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, {out['seconds']:.1f} s (seed {args.seed})"])
     _emit(out, args.json, text)
     return 0
-
-# %% ../nbs/08_cli.ipynb #383cc5c7
-def _best_of(fn, repeats: int) -> float:
-    "Fastest of `repeats` calls of `fn`, in seconds (the least disturbed by the rest of the machine)."
-    fn()                                                     # warm-up: caches, lazy initialisation
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
-    return min(times)
-
-def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
-    "Time a standardised XYSquares batch: vectorised vs one image at a time, and vs a conv64 VAE step."
-    import numpy as np
-    import torch
-    from disentlit.data import XYSquares, xysquares_one_at_a_time
-    from disentlit.models import conv64_vae_step
-    data = XYSquares()
-    data.channel_stats()                                     # computed (or read) once, outside the timings
-    rng = np.random.default_rng(seed)
-    vec = _best_of(lambda: data.batch(data.sample_idx(batch_size, rng), standardise=True), repeats)
-    loop = _best_of(lambda: xysquares_one_at_a_time(data, data.sample_idx(batch_size, rng)), max(3, repeats // 5))
-    out = dict(dataset=data.name, batch_size=batch_size, torch_threads=torch.get_num_threads(),
-               vectorised_ms=round(vec * 1e3, 3), loop_ms=round(loop * 1e3, 3), speedup=round(loop / vec, 1))
-    step = conv64_vae_step(data, batch_size, seed)
-    out.update(conv64_step_ms=round(step * 1e3, 1), batch_fraction_of_step=round(vec / step, 4))
-    return out
 
 # %% ../nbs/08_cli.ipynb #6f44b236
 def _add_bench(b):
@@ -306,85 +282,14 @@ def _add_bench(b):
     b.set_defaults(run=cmd_bench)
 
 def cmd_bench(args) -> int:
-    import torch
-    from disentlit.data import DisentlitError
+    from disentlit.bench import run_bench
     from disentlit.data_files import parse_params
-    from disentlit.distances import bench_distances
-    from disentlit.losses import bench_loss
-    from disentlit.metrics import bench_metrics
-    from disentlit.models import FRAMEWORKS, PRECISIONS, bench_train, check_own_params
-    args.batch_size = args.batch_size or (1024 if args.what == "metrics" else 256)
-    if args.what == "data":
-        r = bench_data(args.batch_size, args.repeats or 20)
-        lines = [f"standardised batch of {r['batch_size']} XYSquares observations ({r['torch_threads']} torch threads)",
-                 f"  vectorised            {r['vectorised_ms']:9.3f} ms",
-                 f"  one image at a time   {r['loop_ms']:9.3f} ms",
-                 f"  speed-up              {r['speedup']:9.1f} x"]
-        if "conv64_step_ms" in r:
-            lines += [f"  conv64 VAE train step {r['conv64_step_ms']:9.1f} ms",
-                      f"  batch / step          {100 * r['batch_fraction_of_step']:9.2f} %"]
-        _emit(r, args.json, "\n".join(lines))
-    elif args.what == "train":
-        precisions = [p.strip() for p in args.precision.split(",") if p.strip()]
-        if bad := [p for p in precisions if p not in PRECISIONS]:
-            raise DisentlitError(f"unknown precision {bad[0]!r}; accepted: {', '.join(PRECISIONS)}")
-        if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
-        params = check_own_params(args.framework, parse_params(args.param, "--param"))
-        runs = {p: bench_train(args.framework, precision=p, steps=args.steps, repeats=args.repeats or 3, batch_size=args.batch_size,
-                               params=params, allocator=not args.no_allocator, device=args.device, progress=not args.quiet)
-                for p in precisions}
-        r = dict(framework=args.framework, dataset="xysquares", batch_size=args.batch_size, channels_last=True,
-                 torch_threads=torch.get_num_threads(), runs=runs)
-        given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-        lines = [f"fit vs a plain fp32 PyTorch loop: {args.framework}{given} (Table A3) on XYSquares, batch {args.batch_size}, "
-                 f"channels-last, {r['torch_threads']} torch threads, best of {args.repeats or 3}"]
-        lines += [f"  {p}: fit {v['fit_images_per_s']:8.1f} img/s   plain fp32 {v['plain_fp32_images_per_s']:8.1f} img/s   ratio {v['ratio']:.2f}x"
-                  + (f"   step {v['step_ms']:.1f} ms = {v['step_vs_betavae']:.3f}x a betavae step ({v['betavae_step_ms']:.1f} ms)"
-                     if "step_vs_betavae" in v else "") for p, v in runs.items()]
-        lines += [f"  {p}: allocator tuned; a betavae step in a fresh process that leaves it alone: {v['untuned_betavae_step_ms']:.1f} ms "
-                  f"= {v['allocator_speedup']:.2f}x (median {v['median_allocator_speedup']:.2f}x) the tuned step"
-                  for p, v in runs.items() if "allocator_speedup" in v]
-        lines += [f"  {p}: Table A4 at this speed, one run after another: " + ", ".join(f"{k} {h:,.0f} h" for k, h in
-                  v["projected_hours_table_a4"].items()) + f" on {v['device']} (the paper: about 1,040 GPU-hours)" for p, v in runs.items()]
-        _emit(r, args.json, "\n".join(lines))
-    elif args.what == "loss":
-        r = bench_loss(batch_size=args.batch_size, repeats=args.repeats or 5)
-        lines = [f"box-blur loss r={r['radius']} alpha={r['alpha']:g} on {'x'.join(map(str, r['batch']))}, forward + backward "
-                 f"({r['torch_threads']} torch threads, best of {r['repeats']})",
-                 f"  separable blur          {r['box_blur_loss_ms']:10.1f} ms",
-                 f"  direct convolution      {r['direct_conv_loss_ms']:10.1f} ms (timed on {r['direct_timed_on']}, scaled)",
-                 f"  speed-up                {r['speedup']:10.1f} x",
-                 f"  one training step       {r['train_step_ms']:10.1f} ms",
-                 f"  loss / step             {100 * r['fraction_of_step']:10.2f} %"]
-        _emit(r, args.json, "\n".join(lines))
-    elif args.what == "distances":
-        r = bench_distances(args.pairs)
-        lines = [f"Table A1 for XYSquares: {r['rows']} rows x {r['pairs']:,} pairs ({r['torch_threads']} torch threads)",
-                 f"  vectorised                  {r['vectorised_s']:8.2f} s",
-                 f"  one pair at a time (est.)   {r['loop_s_estimated']:8.1f} s   (timed on {r['loop_pairs_timed']:,} pairs, scaled)",
-                 f"  speed-up                    {r['speedup']:8.1f} x",
-                 f"  peak memory (process)       {r['peak_rss_mb']:8.0f} MB"]
-        _emit(r, args.json, "\n".join(lines))
-    elif args.what == "metrics":
-        precision = args.precision.split(",")[0].strip()          # the first listed (default fp32)
-        r = bench_metrics(fast=not args.exact, repeats=args.repeats or 2, batch_size=args.batch_size,
-                          precision=precision, progress=not args.quiet, reference=args.reference)
-        lines = [f"metric suite (MIG, DCI {r['dci_mode']}, SAP, BetaVAE, FactorVAE at the reference sizes) on XYSquares, "
-                 f"{r['encoder']}, {r['precision']}, {r['torch_threads']} torch threads, best of {r['repeats']}",
-                 f"  suite: sample and encode once             {r['suite_seconds']:8.1f} s   ({r['encoded_suite']:,} observations "
-                 f"encoded for {r['draws']:,} draws)",
-                 f"  each metric on its own, deduplicated      {r['per_metric_seconds']:8.1f} s   ({r['encoded_per_metric']:,} encoded)"
-                 f"   speed-up {r['speedup']:.2f} x"]
-        if r["reference_mode"] != "none":
-            lines.append(f"  each metric on its own, every draw        {r['reference_per_metric_seconds']:8.1f} s   "
-                         f"({r['encoded_reference']:,} encoded; the reference's way, "
-                         + ("MEASURED" if r["reference_mode"] == "full" else
-                            f"SCALED from {r['reference_encode_per_second']:,} observations/s on {r['reference_throughput_sample']:,}")
-                         + f")   speed-up {r['speedup_vs_reference']:.2f} x")
-        if r["reference_mode"] == "full":
-            lines.append(f"    (the scaled estimate in the same run: {r['reference_scaled_seconds']:.1f} s, "
-                         f"{100 * r['reference_scaled_error']:+.1f}% off; largest score difference {r['reference_max_score_difference']:.2g})")
-        _emit(r, args.json, "\n".join(lines))
+    params = parse_params(args.param, "--param") if args.what == "train" else {}
+    r, text = run_bench(args.what, batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
+                        precision=args.precision, exact=args.exact, reference=args.reference, steps=args.steps,
+                        framework=args.framework, params=params, device=args.device,
+                        untuned_baseline=not args.no_allocator, progress=not args.quiet)
+    _emit(r, args.json, text)
     return 0
 
 # %% ../nbs/08_cli.ipynb #8726e66e

@@ -17,10 +17,10 @@ import torch
 from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng, progress_bar
 
 # %% auto #0
-__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'traversal_distances',
+__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'pairwise_by_pair', 'traversal_distances',
            'traversal_distance_matrices', 'plot_distance_matrices', 'spearman_rows', 'traversal_spearman',
            'factor_importance', 'importance_table', 'plot_importance_cdf', 'overlap_study', 'plot_overlap_study',
-           'dataset_report', 'd_pcv_one_pair_at_a_time', 'bench_distances']
+           'dataset_report']
 
 # %% ../nbs/02_distances.ipynb #8683b9fe
 def mse(x_a: torch.Tensor, x_b: torch.Tensor) -> torch.Tensor:
@@ -34,7 +34,8 @@ def d_gt(pos_a, pos_b) -> np.ndarray:
 # %% ../nbs/02_distances.ipynb #de1aab46
 Distance = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance, chunk: int, device) -> np.ndarray:
+def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance, chunk: int,
+                   device) -> np.ndarray:
     "Any distance: render both sides of each chunk as float batches and apply `distance`."
     out = np.empty(len(ia), dtype=np.float64)
     with torch.no_grad():
@@ -54,14 +55,16 @@ def sse_u8(ua: np.ndarray, ub: np.ndarray, out: np.ndarray | None = None, rows: 
     "Exact sum of squared differences of each pair of uint8 observations (N, ...) x (N, ...) -> (N,) float64 integers."
     ua, ub = np.asarray(ua), np.asarray(ub)
     if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
-        raise DisentlitError(f"sse_u8 needs two uint8 arrays of one shape (N, ...), got {ua.dtype}{ua.shape} and {ub.dtype}{ub.shape}")
+        raise DisentlitError(f"sse_u8 needs two uint8 arrays of one shape (N, ...), got {ua.dtype}{ua.shape} and "
+                             f"{ub.dtype}{ub.shape}")
     # read both sides in the memory order of `ua` (observations are often channel-first behind an (N, H, W, C) view)
     order = (0, *sorted(range(1, ua.ndim), key=lambda a: -ua.strides[a]))
     ua, ub = _rows_view(ua, order), _rows_view(ub, order)
     n, P = ua.shape
     runs, rows = -(-P // _RUN), max(1, min(rows, n))
     out = np.empty(n) if out is None else out
-    f32 = np.empty((rows, runs * _RUN), dtype=np.float32)             # scratch that stays in cache, reused by every block
+    # scratch that stays in cache, reused by every block
+    f32 = np.empty((rows, runs * _RUN), dtype=np.float32)
     f32[:, P:] = 0                                                     # the padding past P stays 0
     v = f32.reshape(rows, runs, 1, _RUN)
     vt, dots = v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
@@ -113,11 +116,16 @@ def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
     d = sq[:, :, None] + sq[:, None, :] - 2 * v @ v.transpose(1, 2)
     return d.clamp_min_(0).div_(v.shape[-1])
 
-mse.pairwise = _mse_pairwise
-
 def pairwise(distance: Distance, x: torch.Tensor) -> torch.Tensor:
-    "Distances between every two observations of each traversal: (B, f, C, H, W) -> (B, f, f)."
+    """Distances between every two observations of each traversal: (B, f, C, H, W) -> (B, f, f). The MSE takes the
+    Gram-matrix path; a distance object with a `pairwise` method (04's augmented losses) its own; others go pair by
+    pair."""
+    if distance is mse: return _mse_pairwise(x)
     if hasattr(distance, "pairwise"): return distance.pairwise(x)
+    return pairwise_by_pair(distance, x)
+
+def pairwise_by_pair(distance: Distance, x: torch.Tensor) -> torch.Tensor:
+    "`pairwise` for any distance, one pair of observations at a time (all traversals together)."
     B, f = x.shape[:2]
     rows = [distance(x[:, u:u + 1].expand_as(x).flatten(0, 1), x.flatten(0, 1)).view(B, f) for u in range(f)]
     return torch.stack(rows, 1)
@@ -135,13 +143,15 @@ def traversal_distances(data: GroundTruthData, factor: int | str, n: int = 256, 
     with torch.no_grad():
         for s in range(0, n, per):
             t = trav[s:s + per]
-            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(len(t), f, *data.obs_shape[2:], *data.obs_shape[:2])
+            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(len(t), f, *data.obs_shape[2:],
+                                                                               *data.obs_shape[:2])
             pcv[s:s + per] = pairwise(distance, x).double().cpu().numpy()
     gt = d_gt(trav[:, :, None, :], trav[:, None, :, :]).astype(np.float64)  # (n, f, f)
     return pcv, gt
 
 def traversal_distance_matrices(data: GroundTruthData, n: int = 256, distance: Distance = mse, seed=0,
-                                factors: Sequence[int | str] | None = None, device=None) -> dict[str, dict[str, np.ndarray]]:
+                                factors: Sequence[int | str] | None = None,
+                                device=None) -> dict[str, dict[str, np.ndarray]]:
     "Average perceived and ground-truth distance matrices (equation 10) per factor: {name: {'pcv', 'gt'}}."
     out = {}
     for k, factor in enumerate(data.names if factors is None else factors):
@@ -203,7 +213,8 @@ def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Dist
     "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
     if not 1 <= pairs <= MAX_PAIRS: raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
-    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng)) for name, size in zip(data.names, data.sizes) if size > 1]
+    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng)) for name,
+            size in zip(data.names, data.sizes) if size > 1]
     jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))
     rows, samples = [], {}
     for name, a, b in progress_bar(jobs, disable=not progress, desc="perceived distance"):
@@ -240,7 +251,8 @@ def plot_importance_cdf(result: dict, ax=None, title: str | None = None):
 # %% ../nbs/02_distances.ipynb #53ecd5d8
 def overlap_study(spacings: Sequence[int] = (8, 7, 6, 5, 4, 3, 2, 1), factor: str = "x_R", n: int = 256,
                   distance: Distance = mse, seed=0, **params) -> list[dict]:
-    "For XYSquares with 8 grid positions and each spacing: the distance matrices along `factor` and their Spearman correlation."
+    """For XYSquares with 8 grid positions and each spacing: the distance matrices along `factor` and their Spearman
+    correlation."""
     out = []
     for s in spacings:
         data = XYSquares(grid_size=8, grid_spacing=s, **params)
@@ -274,31 +286,3 @@ def dataset_report(data: GroundTruthData, distance: Distance = mse, pairs: int =
     for r in imp["factors"]: r["spearman"] = rho["factors"].get(r["name"])
     return dict(factors=imp["factors"], random=imp["random"], pairs=pairs, traversals=traversals,
                 spearman=rho["mean"], seconds=round(time.perf_counter() - t, 3))
-
-# %% ../nbs/02_distances.ipynb #810a3c29
-def d_pcv_one_pair_at_a_time(data: GroundTruthData, pos_a, pos_b) -> np.ndarray:
-    "Baseline: the perceived MSE of each pair computed on its own (for benchmarks)."
-    out = []
-    for p, q in zip(np.asarray(pos_a), np.asarray(pos_b)):
-        xa, xb = data.batch([data.pos_to_idx(p)]), data.batch([data.pos_to_idx(q)])
-        out.append(float(((xa - xb) ** 2).mean()))
-    return np.array(out)
-
-def bench_distances(pairs: int = 50_000, loop_pairs: int = 1000, seed: int = 0) -> dict:
-    "Time Table A1 for XYSquares (vectorised) vs a one-pair-at-a-time loop on a subsample, scaled; peak memory."
-    import os, resource
-    data = XYSquares()
-    load = os.getloadavg()[0]                                               # other work on the machine skews every timing
-    t, cpu = time.perf_counter(), time.process_time()
-    table = factor_importance(data, pairs, mse, seed)
-    vec, cpu = time.perf_counter() - t, time.process_time() - cpu
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB; the whole process so far
-    a, b = data.sample_traversal_pairs(loop_pairs, None, seed)
-    t = time.perf_counter()
-    loop_d = d_pcv_one_pair_at_a_time(data, a, b)
-    loop = (time.perf_counter() - t) * (pairs * (data.num_factors + 1) / loop_pairs)
-    np.testing.assert_allclose(loop_d, d_pcv(data, a, b), rtol=1e-5)        # the two paths agree
-    return dict(dataset=data.name, pairs=pairs, rows=data.num_factors + 1, vectorised_s=round(vec, 3),
-                vectorised_cpu_s=round(cpu, 3), loop_s_estimated=round(loop, 1), loop_pairs_timed=loop_pairs,
-                speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(),
-                load_avg_1m=round(load, 2), table=table["factors"] + [table["random"]])

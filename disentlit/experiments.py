@@ -29,7 +29,8 @@ from .data import DisentlitError, check_seed, progress_bar
 from .data_files import get_dataset
 from .losses import get_loss
 from .metrics import evaluate, metric_plan
-from .models import _atomic_write, check_fit, fit, framework_for, kl_normal, resolve_device
+from .models import framework_for, kl_normal
+from .training import _atomic_write, check_fit, fit, resolve_device
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0

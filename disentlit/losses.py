@@ -6,20 +6,17 @@
 from __future__ import annotations
 
 import math
-import time
 from typing import Callable
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .data import DisentlitError, XYSquares
-from .distances import mse, traversal_distance_matrices, plot_distance_matrices, traversal_spearman
-from .models import get_framework
+from .data import DisentlitError
+from .distances import mse, pairwise, pairwise_by_pair
 
 # %% auto #0
-__all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedLoss', 'box_blur_loss', 'get_loss',
-           'bench_loss']
+__all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedLoss', 'AugmentedDistance',
+           'box_blur_loss', 'get_loss', 'resolve_loss']
 
 # %% ../nbs/04_losses.ipynb #78d44ca9
 class ReconLoss:
@@ -32,7 +29,8 @@ class ReconLoss:
     def activate(self, out: torch.Tensor) -> torch.Tensor: return out
     def __call__(self, out: torch.Tensor, x: torch.Tensor) -> torch.Tensor: raise NotImplementedError
     def distance(self, x_a: torch.Tensor, x_b: torch.Tensor) -> torch.Tensor: raise NotImplementedError
-    def __repr__(self) -> str: return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
 # %% ../nbs/04_losses.ipynb #63978e4e
 class MSELoss(ReconLoss):
@@ -43,7 +41,8 @@ class MSELoss(ReconLoss):
 
 # %% ../nbs/04_losses.ipynb #77d7b98f
 class BCELoss(ReconLoss):
-    "Bernoulli negative log-likelihood per observation (mean over elements); decoder outputs are logits, targets in [0, 1]."
+    """Bernoulli negative log-likelihood per observation (mean over elements); decoder outputs are logits, targets in
+    [0, 1]."""
     name, standardise = "bce", False
 
     def __init__(self, eps: float = 1e-6): self.eps = eps
@@ -78,7 +77,8 @@ class _SeparableBlur(torch.autograd.Function):
         return bh.mT @ g @ bw, None, None
 
 def box_blur(x: torch.Tensor, radius: int = 31) -> torch.Tensor:
-    "Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding; cost independent of r."
+    """Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding; cost independent of
+    r."""
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
         raise DisentlitError(f"the box blur radius must be an integer >= 0, got {radius!r}")
     H, W = x.shape[-2:]
@@ -89,11 +89,12 @@ class AugmentedLoss(ReconLoss):
     "L(x, x_hat) + alpha * L(aug(x), aug(x_hat)) (equation 11) for a base loss and a differentiable `augment`."
     def __init__(self, base: ReconLoss, augment: Callable, alpha: float, linear: bool = False, name: str = "augmented",
                  params: dict | None = None):
-        if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and math.isfinite(alpha) and alpha >= 0):
+        if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and math.isfinite(alpha)
+                and alpha >= 0):
             raise DisentlitError(f"alpha must be a finite number >= 0, got {alpha!r}")
         self.base, self.augment, self.alpha, self.linear = base, augment, float(alpha), linear
         self.name, self._params, self.standardise = name, dict(params or {}), base.standardise
-        self.distance = _AugmentedDistance(self)
+        self.distance = AugmentedDistance(self)
 
     @property
     def params(self) -> dict: return self._params
@@ -106,18 +107,19 @@ class AugmentedLoss(ReconLoss):
         extra = self.base.distance(self.augment(x), self.augment(self.base.activate(out)))
         return self.base(out, x) + self.alpha * extra
 
-class _AugmentedDistance:
-    "The perceived distance of an augmented loss, with the all-pairs form for an MSE base."
+class AugmentedDistance:
+    "The perceived distance of an augmented loss, d(a, b) + alpha * d(aug(a), aug(b)), and its all-pairs form."
     def __init__(self, loss: AugmentedLoss): self.loss = loss
+
     def __call__(self, x_a, x_b):
         l = self.loss
         return l.base.distance(x_a, x_b) + l.alpha * l.base.distance(l.augment(x_a), l.augment(x_b))
-    def __getattr__(self, name):
-        if name == "pairwise" and isinstance(self.loss.base, MSELoss): return self._pairwise
-        raise AttributeError(name)
-    def _pairwise(self, x):                                    # (B, f, C, H, W) -> (B, f, f)
+
+    def pairwise(self, x: torch.Tensor) -> torch.Tensor:
+        "(B, f, C, H, W) -> (B, f, f), as 02's `pairwise`: two Gram-matrix passes for an MSE base, else pair by pair."
         l = self.loss
-        return mse.pairwise(x) + l.alpha * mse.pairwise(l.augment(x.flatten(0, 1)).view_as(x))
+        if not isinstance(l.base, MSELoss): return pairwise_by_pair(self, x)
+        return pairwise(mse, x) + l.alpha * pairwise(mse, l.augment(x.flatten(0, 1)).view_as(x))
 
 # %% ../nbs/04_losses.ipynb #154a2428
 def box_blur_loss(radius: int = 31, alpha: float | None = None, base: str = "mse") -> AugmentedLoss:
@@ -142,43 +144,10 @@ def get_loss(name: str, **params) -> ReconLoss:
                              f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
     return LOSSES[name](**params)
 
-# %% ../nbs/04_losses.ipynb #1c4bfb41
-def _best(fn, repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t)
-    return best
-
-def _direct_blur(x: torch.Tensor, radius: int) -> torch.Tensor:
-    C, k = x.shape[1], 2 * radius + 1
-    return F.conv2d(x, torch.full((C, 1, k, k), 1 / k ** 2, dtype=x.dtype, device=x.device), padding=radius, groups=C)
-
-def bench_loss(radius: int = 31, batch_size: int = 256, repeats: int = 5, direct_batch: int = 16, step: bool = True,
-               precision: str = "fp32", seed: int = 0) -> dict:
-    "Box-blur loss forward+backward vs a direct convolution (same run), and as a fraction of a training step."
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(batch_size, 3, 64, 64, generator=g)
-    out = torch.randn(batch_size, 3, 64, 64, generator=g, requires_grad=True)
-    fast, slow = box_blur_loss(radius), AugmentedLoss(MSELoss(), lambda t: _direct_blur(t, radius), (2 * radius + 1) ** 2, linear=True)
-    def fwd_bwd(loss, o, t):
-        o.grad = None
-        loss(o, t).mean().backward()
-    t_fast = _best(lambda: fwd_bwd(fast, out, x), repeats)
-    o_small = out[:direct_batch].detach().requires_grad_()
-    t_direct = _best(lambda: fwd_bwd(slow, o_small, x[:direct_batch]), max(1, repeats // 2)) * batch_size / direct_batch
-    with torch.no_grad():
-        err = (fast(out[:4], x[:4]) - slow(out[:4], x[:4])).abs().max().item()
-    res = dict(radius=radius, alpha=fast.alpha, batch=[batch_size, 3, 64, 64], repeats=repeats, torch_threads=torch.get_num_threads(),
-               box_blur_loss_ms=round(t_fast * 1e3, 2), direct_conv_loss_ms=round(t_direct * 1e3, 1),
-               direct_timed_on=direct_batch, speedup=round(t_direct / t_fast, 1), max_abs_diff=err)
-    if step:
-        data = XYSquares()
-        fw = get_framework("betavae", recon=fast, seed=seed)
-        opts = fw.configure_optimisers(1e-3)
-        batch = fw.sample_batch(data, batch_size, np.random.default_rng(seed))
-        noise = torch.Generator().manual_seed(seed)
-        autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else None
-        t_step = _best(lambda: fw.training_step(batch, opts, noise, *([autocast] if autocast else [])), repeats)
-        res.update(step_precision=precision, train_step_ms=round(t_step * 1e3, 1), fraction_of_step=round(t_fast / t_step, 4))
-    return res
+def resolve_loss(loss) -> Callable | None:
+    "A reconstruction loss from a callable (itself), a name ('mse', 'bce', 'box_blur') or a record {'name', 'params'}."
+    if loss is None or callable(loss): return loss
+    spec = dict(name=loss, params={}) if isinstance(loss, str) else dict(loss)
+    if spec["name"] == "mse" and not spec.get("params"):
+        return mse      # 02's mse: the frameworks' default, as they record it
+    return get_loss(spec["name"], **spec.get("params", {}))

@@ -15,12 +15,13 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from .data import DisentlitError, GroundTruthData, as_rng, progress_bar
+from .models import kl_normal_pair
 
 # %% auto #0
-__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'REFERENCE_MODES', 'histogram_discretize', 'discrete_mutual_info',
-           'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan',
-           'encode_indices', 'evaluate', 'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData',
-           'factor_encoder', 'learned_distance_matrices', 'bench_metrics']
+__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
+           'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate',
+           'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData', 'factor_encoder',
+           'learned_distance_matrices']
 
 # %% ../nbs/05_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")
@@ -31,9 +32,11 @@ def _check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, var
     if z.ndim == 1: z = z[:, None]
     if y.ndim == 1: y = y[:, None]
     if z.ndim != 2 or y.ndim != 2:
-        raise DisentlitError(f"{metric}: z must be (N, D) latents and y (N, F) factors, got shapes {z.shape} and {y.shape}")
+        raise DisentlitError(f"{metric}: z must be (N, D) latents and y (N, F) factors, got shapes {z.shape} and "
+                             f"{y.shape}")
     if len(z) != len(y):
-        raise DisentlitError(f"{metric}: z and y must have the same number of rows (one per observation), got {len(z)} and {len(y)}")
+        raise DisentlitError(f"{metric}: z and y must have the same number of rows (one per observation), got "
+                             f"{len(z)} and {len(y)}")
     if not (np.issubdtype(z.dtype, np.number) or z.dtype == bool):
         raise DisentlitError(f"{metric}: z must be numeric, got dtype {z.dtype}")
     z = z.astype(np.float64)
@@ -47,7 +50,8 @@ def _check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, var
     if y.shape[1] < 1: raise DisentlitError(f"{metric}: y must have at least one factor column")
     const = [j for j in range(y.shape[1]) if np.all(y[:, j] == y[0, j])] if vary else []
     if const:
-        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the sample; every factor must vary")
+        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the sample; every factor "
+                             "must vary")
     return z, y
 
 def _labels(y: np.ndarray) -> np.ndarray:
@@ -59,7 +63,8 @@ def histogram_discretize(z: np.ndarray, bins: int = 20) -> np.ndarray:
     "Each column of `z` (N, D) binned into `bins` equal-width bins over its range: integer codes 0..bins-1."
     z = np.asarray(z, dtype=np.float64)
     if z.ndim == 1: z = z[:, None]
-    if not isinstance(bins, (int, np.integer)) or bins < 1: raise DisentlitError(f"bins must be an integer >= 1, got {bins!r}")
+    if not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise DisentlitError(f"bins must be an integer >= 1, got {bins!r}")
     out = np.empty(z.shape, dtype=np.int64)
     for j in range(z.shape[1]):
         edges = np.histogram_bin_edges(z[:, j], bins)
@@ -114,7 +119,8 @@ def _entropy_base(p: np.ndarray, axis: int) -> np.ndarray:
 def dci_from_importance(importance) -> dict:
     "Disentanglement and completeness of an importance matrix `importance` (D latents, F factors)."
     R = np.abs(np.asarray(importance, dtype=np.float64))
-    if R.ndim != 2 or min(R.shape) < 1: raise DisentlitError(f"importance must be a (latents, factors) matrix, got shape {R.shape}")
+    if R.ndim != 2 or min(R.shape) < 1:
+        raise DisentlitError(f"importance must be a (latents, factors) matrix, got shape {R.shape}")
     W = R if R.sum() > 0 else np.ones_like(R)
     per_code = 1 - _entropy_base(R + 1e-11, axis=1)          # (D,)
     per_factor = 1 - _entropy_base(R + 1e-11, axis=0)        # (F,)
@@ -128,11 +134,16 @@ DCI_MODES = ("exact", "fast")
 def _gain_importance(model, n_features: int) -> np.ndarray:
     "Total split gain per feature over all trees of a fitted HistGradientBoostingClassifier, summing to 1."
     imp = np.zeros(n_features)
-    for trees in model._predictors:                           # one list of trees (one per class) per iteration
-        for tree in trees:
-            nodes = tree.nodes
-            split = ~nodes["is_leaf"].astype(bool)
-            np.add.at(imp, nodes["feature_idx"][split], np.maximum(nodes["gain"][split], 0))
+    try:                # scikit-learn keeps the fitted trees in a private attribute: read it, but never blindly
+        for trees in model._predictors:                       # one list of trees (one per class) per iteration
+            for tree in trees:
+                nodes = tree.nodes
+                split = ~nodes["is_leaf"].astype(bool)
+                np.add.at(imp, nodes["feature_idx"][split], np.maximum(nodes["gain"][split], 0))
+    except (AttributeError, KeyError, ValueError, TypeError) as e:
+        import sklearn
+        raise DisentlitError(f"DCI's fast mode cannot read the trees of scikit-learn {sklearn.__version__}'s "
+                             f"HistGradientBoostingClassifier ({type(e).__name__}: {e}); use mode='exact'") from None
     return imp / imp.sum() if imp.sum() > 0 else imp
 
 def _fit_importance(z, labels, mode: str, seed: int):
@@ -142,11 +153,13 @@ def _fit_importance(z, labels, mode: str, seed: int):
         model = GradientBoostingClassifier(random_state=seed).fit(z, labels)
         return np.abs(model.feature_importances_), model
     from sklearn.ensemble import HistGradientBoostingClassifier
-    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3, early_stopping=False, random_state=seed)
+    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3, early_stopping=False,
+                                           random_state=seed)
     return _gain_importance(model.fit(z, labels), z.shape[1]), model
 
 def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
-    "Checked train and test sets: the given ones, or the first two thirds / last third of (z, y) (the reference's 10,000 : 5,000)."
+    """Checked train and test sets: the given ones, or the first two thirds / last third of (z, y) (the reference's
+    10,000 : 5,000)."""
     if (z_test is None) != (y_test is None): raise DisentlitError(f"{metric}: give both z_test and y_test, or neither")
     z, y = _check_zy(z, y, metric, min_samples=2 if z_test is not None else 3, min_latents=min_latents)
     if z_test is None:
@@ -159,30 +172,37 @@ def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
     return z, y, zt, yt
 
 def dci(z, y, z_test=None, y_test=None, mode: str = "exact", seed: int = 0) -> dict:
-    "DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z` (N, D) for factors `y` (N, F)."
+    """DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z` (N, D) for factors
+    `y` (N, F)."""
     if mode not in DCI_MODES: raise DisentlitError(f"unknown DCI mode {mode!r}; accepted: {', '.join(DCI_MODES)}")
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "dci")
     F = y.shape[1]
     R = np.zeros((z.shape[1], F))
     acc_train, acc_test = [], []
     for j in range(F):
-        if len(np.unique(y[:, j])) < 2: raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every factor must vary")
-        with threadpool_limits(1):                                # OpenMP threads only slow small fits down, badly so on a busy machine
+        if len(np.unique(y[:, j])) < 2:
+            raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every factor must vary")
+        # OpenMP threads only slow small fits down, badly so on a busy machine
+        with threadpool_limits(1):
             R[:, j], model = _fit_importance(z, y[:, j], mode, seed)
             acc_train.append(np.mean(model.predict(z) == y[:, j]))
             acc_test.append(np.mean(model.predict(z_test) == y_test[:, j]))
     out = dci_from_importance(R)
     return dict(disentanglement=out["disentanglement"], completeness=out["completeness"],
                 informativeness_train=float(np.mean(acc_train)), informativeness_test=float(np.mean(acc_test)),
-                importance=R, disentanglement_per_latent=out["per_code"], completeness_per_factor=out["per_factor"], mode=mode)
+                importance=R, disentanglement_per_latent=out["per_code"], completeness_per_factor=out["per_factor"],
+                mode=mode)
 
 # %% ../nbs/05_metrics.ipynb #e384bf49
 def sap(z, y, z_test=None, y_test=None, continuous: bool | Sequence[bool] = False, seed: int = 0) -> dict:
-    "SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2 over accuracy."
+    """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2
+    over accuracy."""
     z, y = _check_zy(z, y, "sap", min_samples=2, min_latents=2)
     F = y.shape[1]
-    flags = np.broadcast_to(np.asarray(continuous, dtype=bool), (F,)) if np.ndim(continuous) == 0 or len(continuous) == F else None
-    if flags is None: raise DisentlitError(f"sap: continuous must be one flag or one per factor ({F}), got {continuous!r}")
+    one_each = np.ndim(continuous) == 0 or len(continuous) == F
+    flags = np.broadcast_to(np.asarray(continuous, dtype=bool), (F,)) if one_each else None
+    if flags is None:
+        raise DisentlitError(f"sap: continuous must be one flag or one per factor ({F}), got {continuous!r}")
     if not flags.all(): z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "sap", min_latents=2)
     S = np.zeros((z.shape[1], F))
     from sklearn.svm import LinearSVC
@@ -193,7 +213,9 @@ def sap(z, y, z_test=None, y_test=None, continuous: bool | Sequence[bool] = Fals
             cov = zc.T @ yc / (len(z) - 1)
             S[:, k] = np.where(var_z > 1e-12, cov ** 2 / np.where(var_z > 1e-12, var_z, 1) / yc.var(ddof=1), 0)
         else:
-            if len(np.unique(y[:, k])) < 2: raise DisentlitError(f"sap: factor {k} takes a single value in the training set; every factor must vary")
+            if len(np.unique(y[:, k])) < 2:
+                raise DisentlitError(f"sap: factor {k} takes a single value in the training set; every factor must "
+                                     "vary")
             for j in range(z.shape[1]):
                 clf = LinearSVC(C=0.01, class_weight="balanced", random_state=seed).fit(z[:, j:j + 1], y[:, k])
                 S[j, k] = np.mean(clf.predict(z_test[:, j:j + 1]) == y_test[:, k])
@@ -206,15 +228,18 @@ def _factor_list(data, factors) -> np.ndarray:
     "The factors a classifier metric may fix: all by default, else the given names or indices."
     if factors is None: return np.arange(data.num_factors)
     fs = [data.factor_index(f) for f in factors]
-    if not fs or len(set(fs)) != len(fs): raise DisentlitError(f"factors must be distinct factor names or indices, got {factors!r}")
+    if not fs or len(set(fs)) != len(fs):
+        raise DisentlitError(f"factors must be distinct factor names or indices, got {factors!r}")
     return np.array(fs)
 
 def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
-    "`n` groups of `size` positions sharing one factor each: (labels (n,), positions (n, size, F) [, partner positions])."
+    """`n` groups of `size` positions sharing one factor each: (labels (n,), positions (n, size, F) [, partner
+    positions])."""
     k = factors[rng.integers(len(factors), size=n)]
     rows = np.arange(n)
     a = data.sample_pos(n * size, rng).reshape(n, size, -1)
-    if paired:                                                 # BetaVAE: a second set agreeing on factor k, pair by pair
+    # BetaVAE: a second set agreeing on factor k, pair by pair
+    if paired:
         b = data.sample_pos(n * size, rng).reshape(n, size, -1)
         b[rows, :, k] = a[rows, :, k]
         return k, a, b
@@ -225,9 +250,11 @@ def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
 def _draw_mig(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng))
 def _score_mig(z, pos, p): return mig(z["train"], pos["train"], bins=p["bins"])
 
-def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng), test=data.sample_pos(p["num_test"], rng))
+def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng),
+                                           test=data.sample_pos(p["num_test"], rng))
 def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"], mode=p["mode"], seed=p["seed"])
-def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"], continuous=p["continuous"], seed=p["seed"])
+def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"], continuous=p["continuous"],
+                                      seed=p["seed"])
 
 def _draw_beta_vae(data, rng, p):
     fs = _factor_list(data, p["factors"])
@@ -243,7 +270,8 @@ def _score_beta_vae(z, pos, p):
     feats = {part: np.abs(z[f"{part}_a"] - z[f"{part}_b"]).mean(1) for part in ("train", "eval")}
     labels = {part: pos[f"{part}_labels"] for part in ("train", "eval")}
     if len(np.unique(labels["train"])) < 2:
-        raise DisentlitError("beta_vae: the training groups fix fewer than 2 distinct factors; use num_train >= 2 and at least 2 factors")
+        raise DisentlitError("beta_vae: the training groups fix fewer than 2 distinct factors; use num_train >= 2 and "
+                             "at least 2 factors")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         model = LogisticRegression(random_state=p["seed"]).fit(feats["train"], labels["train"])
@@ -264,7 +292,8 @@ def _score_factor_vae(z, pos, p):
     F, D = pos["train"].shape[-1], z["variance"].shape[-1]
     global_var = z["variance"].var(0, ddof=1)
     active = np.flatnonzero(np.sqrt(global_var) >= p["prune_threshold"])
-    if not len(active): return dict(eval_accuracy=0.0, train_accuracy=0.0, num_active_dims=0, votes=np.zeros((F, D), dtype=np.int64))
+    if not len(active):
+        return dict(eval_accuracy=0.0, train_accuracy=0.0, num_active_dims=0, votes=np.zeros((F, D), dtype=np.int64))
     votes = {}
     for part in ("train", "eval"):
         local = z[part][..., active].var(1, ddof=1) / global_var[active]        # (n, active)
@@ -299,21 +328,26 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), METRICS.index(metric)])
 
 def metric_plan(metrics, params: dict | None = None, fast: bool = True, seed=0) -> dict:
-    "The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises on bad names or values."
+    """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises
+    on bad names or values."""
     if isinstance(metrics, str): metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     metrics = list(dict.fromkeys(metrics))
     unknown = [m for m in metrics if m not in _SPECS]
     if unknown or not metrics:
-        raise DisentlitError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; accepted: {', '.join(METRICS)}")
+        raise DisentlitError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; accepted: "
+                             f"{', '.join(METRICS)}")
     params = dict(params or {})
     bad = [m for m in params if m not in metrics]
-    if bad: raise DisentlitError(f"params given for metric(s) not requested: {', '.join(bad)}; requested: {', '.join(metrics)}")
+    if bad:
+        raise DisentlitError(f"params given for metric(s) not requested: {', '.join(bad)}; requested: "
+                             f"{', '.join(metrics)}")
     out = {}
     for m in metrics:
         p = metric_defaults(m)
         if m == "dci": p["mode"] = "fast" if fast else "exact"
         extra = set(params.get(m, {})) - set(p)
-        if extra: raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; accepted: {', '.join(p)}")
+        if extra:
+            raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; accepted: {', '.join(p)}")
         p.update(params.get(m, {}))
         for key, low in _MINIMA.items():
             if key in p and (not isinstance(p[key], (int, np.integer)) or p[key] < low):
@@ -331,26 +365,31 @@ def encode_indices(encode: Callable, data: GroundTruthData, idx, standardise: bo
                    progress: bool = False) -> np.ndarray:
     "Latents (len(idx), D) of the observations at `idx`, encoded in batches under `torch.inference_mode`."
     idx = data.check_idx(np.asarray(idx).reshape(-1))
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1: raise DisentlitError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise DisentlitError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     out = None
     with torch.inference_mode():
-        for s in progress_bar(range(0, len(idx), batch_size), disable=not progress, desc="encode", unit="batch", leave=False):
+        for s in progress_bar(range(0, len(idx), batch_size), disable=not progress, desc="encode", unit="batch",
+                              leave=False):
             z = _as_numpy(encode(data.batch(idx[s:s + batch_size], standardise=standardise)))
             if z.ndim != 2 or len(z) != len(idx[s:s + batch_size]):
-                raise DisentlitError(f"encode must return (N, D) latents for a batch of N observations, got shape {z.shape} for N={len(idx[s:s + batch_size])}")
+                raise DisentlitError("encode must return (N, D) latents for a batch of N observations, got shape "
+                                     f"{z.shape} for N={len(idx[s:s + batch_size])}")
             if out is None: out = np.empty((len(idx), z.shape[1]), dtype=np.float32)
             out[s:s + len(z)] = z
     return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
-def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | str = METRICS, seed=0, standardise: bool = True,
-             batch_size: int = 256, progress: bool = False, fast: bool = True, params: dict | None = None,
-             dedup: bool = True) -> dict:
-    "Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once (`dedup`) or every draw."
+def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | str = METRICS, seed=0,
+             standardise: bool = True, batch_size: int = 256, progress: bool = False, fast: bool = True,
+             params: dict | None = None, dedup: bool = True) -> dict:
+    """Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once
+    (`dedup`) or every draw."""
     t0 = time.perf_counter()
     plan = metric_plan(metrics, params, fast, seed)
     draws = {m: _SPECS[m][1](data, _metric_rng(seed, m), p) for m, p in plan.items()}
     # every array of positions (ending in F) becomes indices; labels stay as they are
-    flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key, a in d.items() if not key.endswith("labels")]
+    flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key,
+            a in d.items() if not key.endswith("labels")]
     every = np.concatenate(flat)
     if dedup: unique, inverse = np.unique(every, return_inverse=True)
     else: unique, inverse = every, np.arange(len(every))             # the reference's way: every draw, in draw order
@@ -358,7 +397,8 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
     table = encode_indices(encode, data, unique, standardise, batch_size, progress)
     t2 = time.perf_counter()
     out, seconds, start = {}, {}, 0
-    for m, d in (bar := progress_bar(draws.items(), total=len(draws), desc="metrics", unit="metric", disable=not progress)):
+    for m, d in (bar := progress_bar(draws.items(), total=len(draws), desc="metrics", unit="metric",
+                                     disable=not progress)):
         bar.set_postfix_str(m)
         z = {}
         for key, a in d.items():
@@ -375,24 +415,27 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
                        params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None, dedup=bool(dedup))
     return out
 
-def beta_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000, num_eval: int = 5_000,
-                   factors: Sequence | None = None, seed=0, **kwargs) -> dict:
-    "BetaVAE score (Higgins et al.): `factors` restricts the fixed factor (e.g. all but shape); `kwargs` go to `evaluate`."
+def beta_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000,
+                   num_eval: int = 5_000, factors: Sequence | None = None, seed=0, **kwargs) -> dict:
+    """BetaVAE score (Higgins et al.): `factors` restricts the fixed factor (e.g. all but shape); `kwargs` go to
+    `evaluate`."""
     p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval, factors=factors)
     return evaluate(encode, data, ("beta_vae",), seed=seed, params=dict(beta_vae=p), **kwargs)["beta_vae"]
 
-def factor_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000, num_eval: int = 5_000,
-                     num_variance_estimate: int = 10_000, prune_threshold: float = 0.05, factors: Sequence | None = None,
-                     seed=0, **kwargs) -> dict:
-    "FactorVAE score (Kim and Mnih) with disentanglement_lib's pruning of collapsed latents; `kwargs` go to `evaluate`."
-    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval, num_variance_estimate=num_variance_estimate,
-             prune_threshold=prune_threshold, factors=factors)
+def factor_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000,
+                     num_eval: int = 5_000, num_variance_estimate: int = 10_000, prune_threshold: float = 0.05,
+                     factors: Sequence | None = None, seed=0, **kwargs) -> dict:
+    """FactorVAE score (Kim and Mnih) with disentanglement_lib's pruning of collapsed latents; `kwargs` go to
+    `evaluate`."""
+    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval,
+             num_variance_estimate=num_variance_estimate, prune_threshold=prune_threshold, factors=factors)
     return evaluate(encode, data, ("factor_vae",), seed=seed, params=dict(factor_vae=p), **kwargs)["factor_vae"]
 
 # %% ../nbs/05_metrics.ipynb #a5fa1012
 def as_encode(model: torch.nn.Module, channels_last: bool = True, precision: str = "fp32") -> Callable:
     "An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder)."
-    if precision not in ("fp32", "bf16"): raise DisentlitError(f"unknown precision {precision!r}; accepted: fp32, bf16")
+    if precision not in ("fp32", "bf16"):
+        raise DisentlitError(f"unknown precision {precision!r}; accepted: fp32, bf16")
     model.eval()
     if channels_last: model.to(memory_format=torch.channels_last)
     fn = model.encode if hasattr(model, "encode") else model
@@ -411,7 +454,8 @@ class IndexData(GroundTruthData):
 
     def __init__(self, names: Sequence[str], sizes: Sequence[int]):
         super().__init__(names, sizes, (1, 1, 3))
-        if len(self) >= 2 ** 24: raise DisentlitError(f"IndexData holds fewer than 2**24 observations, got {len(self):,}")
+        if len(self) >= 2 ** 24:
+            raise DisentlitError(f"IndexData holds fewer than 2**24 observations, got {len(self):,}")
 
     @property
     def params(self) -> dict: return dict(names=list(self.names), sizes=list(self.sizes))
@@ -429,7 +473,8 @@ class IndexData(GroundTruthData):
         return (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
 
 def factor_encoder(data: IndexData, fn: Callable | None = None) -> Callable:
-    "An `encode` for `IndexData` whose latents are `fn(positions (N, F)) -> (N, D)` (the positions themselves by default)."
+    """An `encode` for `IndexData` whose latents are `fn(positions (N, F)) -> (N, D)` (the positions themselves by
+    default)."""
     fn = fn or (lambda pos: pos.astype(np.float32))
     return lambda x: fn(data.idx_to_pos(data.decode(x)))
 
@@ -439,17 +484,21 @@ LEVEL_LABELS = ("ground truth", "perceived (data)", "L2 of latent means", "KL of
 
 def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
     "KL(q_u || q_v) between every two diagonal Gaussians of each traversal: (B, f, D) -> (B, f, f)."
-    mu_u, mu_v, lv_u, lv_v = mu[:, :, None], mu[:, None], logvar[:, :, None], logvar[:, None]
-    return 0.5 * (lv_v - lv_u + (lv_u.exp() + (mu_u - mu_v) ** 2) / lv_v.exp() - 1).sum(-1)
+    return kl_normal_pair(mu[:, :, None], logvar[:, :, None], mu[:, None], logvar[:, None]).sum(-1)
 
-def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: int = 64, distance: Callable | None = None,
-                              seed=0, factors: Sequence | None = None, batch_size: int = 1024) -> dict:
-    "Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f, f)}}; `distance` defaults to the model's reconstruction loss's."
+def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: int = 64,
+                              distance: Callable | None = None, seed=0, factors: Sequence | None = None,
+                              batch_size: int = 1024) -> dict:
+    """Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f,
+    f)}}; `distance` defaults to the model's reconstruction loss's."""
     from disentlit.distances import d_gt, mse, pairwise
-    if not isinstance(n, (int, np.integer)) or n < 1: raise DisentlitError(f"n (traversals per factor) must be an integer >= 1, got {n!r}")
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise DisentlitError(f"n (traversals per factor) must be an integer >= 1, got {n!r}")
     if not (hasattr(model, "encoder") and hasattr(model, "decode")):
-        raise DisentlitError("learned distances need a model with `encoder` (-> mean, log-variance) and `decode`, like the frameworks of 03_models")
-    if distance is None: distance = getattr(getattr(model, "recon", None), "distance", None) or mse    # the model's own loss
+        raise DisentlitError("learned distances need a model with `encoder` (-> mean, log-variance) and `decode`, "
+                             "like the frameworks of 03_models")
+    if distance is None:
+        distance = getattr(getattr(model, "recon", None), "distance", None) or mse    # the model's own loss
     rng, std = as_rng(seed), bool(getattr(model, "standardise", True))
     was_training = model.training
     model.eval()
@@ -474,74 +523,4 @@ def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: 
                 out[data.names[i]] = {k: np.asarray(torch.as_tensor(v).double().mean(0)) for k, v in levels.items()}
     finally:
         model.train(was_training)
-    return out
-
-# %% ../nbs/05_metrics.ipynb #03037c16
-REFERENCE_MODES = ("scaled", "full", "none")
-
-def _float_scores(r: dict) -> dict:
-    "The float-valued scores of an `evaluate` result, {metric: {key: value}}."
-    return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
-
-def bench_metrics(fast: bool = True, repeats: int = 2, batch_size: int = 1024, latents: int = 10, seed: int = 0,
-                  precision: str = "fp32", progress: bool = False, reference: str = "scaled", throughput_sample: int = 32_768) -> dict:
-    "Seconds for the full metric suite (one sampling and encoding) vs each metric on its own (deduplicated, and the reference's way), best of `repeats`."
-    if reference not in REFERENCE_MODES: raise DisentlitError(f"unknown reference mode {reference!r}; accepted: {', '.join(REFERENCE_MODES)}")
-    if not isinstance(throughput_sample, (int, np.integer)) or throughput_sample < 1:
-        raise DisentlitError(f"throughput_sample must be an integer >= 1, got {throughput_sample!r}")
-    from disentlit.data import XYSquares
-    from disentlit.models import EncoderConv64
-    data = XYSquares()
-    data.channel_stats()                                       # computed (or read) once, outside the timings
-    torch.manual_seed(seed)
-    encode = as_encode(EncoderConv64(data.obs_shape[-1], latents), precision=precision)
-    kw = dict(seed=seed, batch_size=batch_size, fast=fast, progress=progress)
-    sample = data.sample_idx(throughput_sample, np.random.default_rng([seed, 1]))   # a fixed random sample, in random order, like draws
-    suite_runs, per_runs, scaled_runs, full_runs, throughputs = [], [], [], [], []
-    for _ in range(repeats):
-        t = time.perf_counter(); suite = evaluate(encode, data, METRICS, **kw); suite_runs.append(time.perf_counter() - t)
-        t, per = time.perf_counter(), {}
-        for m in METRICS: per[m] = evaluate(encode, data, (m,), **kw)["info"]
-        per_runs.append(time.perf_counter() - t)
-        if reference == "none": continue
-        t = time.perf_counter(); encode_indices(encode, data, sample, batch_size=batch_size); tp = throughput_sample / (time.perf_counter() - t)
-        throughputs.append(tp)
-        # each metric the reference's way, estimated: its own time minus its (deduplicated) encoding plus every draw encoded
-        scaled = {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / tp for m, p in per.items()}
-        scaled_runs.append(sum(scaled.values()))
-        if reference == "full":
-            full, ref_scores = {}, {}
-            t_all = time.perf_counter()
-            for m in METRICS:
-                t = time.perf_counter(); r = evaluate(encode, data, (m,), dedup=False, **kw); full[m] = time.perf_counter() - t
-                ref_scores.update(_float_scores(r))
-                if r["info"]["encoded"] != r["info"]["draws"]: raise RuntimeError("dedup=False must encode every draw")
-            full_runs.append(time.perf_counter() - t_all)
-    info = suite["info"]
-    throughput = info["encoded"] / info["seconds"]["encode"]
-    out = dict(dataset=data.name, encoder=f"EncoderConv64(3, {latents}) untrained", precision=precision, fast=fast,
-               dci_mode="fast" if fast else "exact", batch_size=batch_size, repeats=repeats, torch_threads=torch.get_num_threads(),
-               suite_seconds=round(min(suite_runs), 2), per_metric_seconds=round(min(per_runs), 2),
-               speedup=round(min(per_runs) / min(suite_runs), 2),
-               suite_runs=[round(s, 2) for s in suite_runs], per_metric_runs=[round(s, 2) for s in per_runs],
-               suite_breakdown=info["seconds"], draws=info["draws"], encoded_suite=info["encoded"],
-               encoded_per_metric=int(sum(p["encoded"] for p in per.values())),
-               per_metric_breakdown={m: p["seconds"]["total"] for m, p in per.items()},
-               encode_per_second=round(throughput),
-               per_draw_encode_seconds_estimate=round(info["draws"] / throughput, 1), reference_mode=reference)
-    if reference == "none": return out
-    ref = min(full_runs) if reference == "full" else min(scaled_runs)
-    out.update(reference_per_metric_seconds=round(ref, 2), speedup_vs_reference=round(ref / min(suite_runs), 2),
-               encoded_reference=int(sum(p["draws"] for p in per.values())),
-               reference_scaled_seconds=round(min(scaled_runs), 2), reference_scaled_runs=[round(s, 2) for s in scaled_runs],
-               reference_scaled_breakdown={m: round(v, 2) for m, v in scaled.items()},
-               reference_encode_per_second=round(max(throughputs)), reference_throughput_sample=int(throughput_sample),
-               reference_encode_per_second_runs=[round(v) for v in throughputs])
-    if reference == "full":
-        suite_scores = _float_scores(suite)
-        diff = max(abs(v - suite_scores[m][k]) for m, d in ref_scores.items() for k, v in d.items())
-        out.update(reference_measured_seconds=round(min(full_runs), 2), reference_measured_runs=[round(s, 2) for s in full_runs],
-                   reference_measured_breakdown={m: round(v, 2) for m, v in full.items()},
-                   reference_scaled_error=round(min(scaled_runs) / min(full_runs) - 1, 3),
-                   reference_max_score_difference=float(diff))
     return out

@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from .data import DisentlitError, GroundTruthData, as_rng
-from .models import AE, load_run
+from .models import AE
+from .training import load_run
 
 # %% auto #0
 __all__ = ['to_images', 'encode_obs', 'latent_kl', 'traversal_grid', 'plot_traversal_grid', 'traversal_gif', 'DatasetExplorer',

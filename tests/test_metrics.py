@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from disentlit.data import DisentlitError
-from disentlit.metrics import (METRICS, REFERENCE_MODES, IndexData, as_encode, bench_metrics, dci, evaluate, factor_encoder,
+from disentlit.bench import REFERENCE_MODES, bench_metrics
+from disentlit.metrics import (METRICS, IndexData, as_encode, dci, evaluate, factor_encoder,
                                metric_defaults, mig, sap)
 
 SMALL = dict(mig=dict(num_train=600), dci=dict(num_train=600, num_test=300), sap=dict(num_train=600, num_test=300),

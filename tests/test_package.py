@@ -57,3 +57,36 @@ def _mixed_import_cells(nb_path: Path) -> list[int]:
 def test_imports_live_in_import_cells():
     offenders = {nb.name: cells for nb in sorted((ROOT / "nbs").glob("*.ipynb")) if (cells := _mixed_import_cells(nb))}
     assert not offenders, f"cells mixing imports with code (move the imports to the notebook's import cell): {offenders}"
+
+
+def _module_order() -> dict[str, int]:
+    "Each exported module's place in the reading order: the order of the notebooks that export them."
+    import re
+    mods = {}
+    for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
+        if m := re.search(r"#\|\s*default_exp\s+(\w+)", nb.read_text()): mods[m.group(1)] = len(mods)
+    return mods
+
+
+def _imported_modules(path: Path) -> set[str]:
+    "The package modules that `path` imports anywhere, at the top or inside a function."
+    import ast
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("disentlit.")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level == 1 or base == "disentlit" or base.startswith("disentlit."):
+                base = base.removeprefix("disentlit").lstrip(".")
+                found |= {base.split(".")[0]} if base else {a.name for a in node.names}   # from . import x, from .x import y
+    return found
+
+
+def test_no_module_imports_a_later_one():
+    "The import graph follows the notebooks: a reader going top to bottom never meets a name before its definition."
+    order = _module_order()
+    assert list(order)[:6] == ["data", "data_files", "distances", "models", "losses", "training"], order
+    later = {f"{p.stem} imports {m}": (order[p.stem], order[m]) for p in (ROOT / "disentlit").glob("*.py") if p.stem in order
+             for m in _imported_modules(p) if m in order and order[m] >= order[p.stem] and m != p.stem}
+    assert not later, f"imports of a module from a later notebook: {later}"

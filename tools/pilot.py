@@ -3,7 +3,8 @@ import json, sys, time, argparse
 from pathlib import Path
 import numpy as np, torch
 from disentlit.data_files import get_dataset
-from disentlit.models import framework_for, fit, kl_normal
+from disentlit.models import framework_for, kl_normal
+from disentlit.training import fit
 from disentlit.losses import get_loss
 from disentlit.metrics import evaluate
 
