@@ -81,7 +81,7 @@ def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
     vec = best_time(lambda: data.batch(data.sample_idx(batch_size, rng), standardise=True), repeats)
     loop = best_time(lambda: xysquares_one_at_a_time(data, data.sample_idx(batch_size, rng)), max(3, repeats // 5))
     out = dict(dataset=data.name, batch_size=batch_size, torch_threads=torch.get_num_threads(),
-               vectorised_ms=round(vec * 1e3, 3), loop_ms=round(loop * 1e3, 3), speedup=round(loop / vec, 1))
+               vectorised_ms=round(vec * 1e3, 3), loop_ms=round(loop * 1e3, 3), speedup=round(loop / vec, 2))
     step = min(plain_loop(data, 3, batch_size, beta=1.0, seed=seed, fixed_batch=True))
     out.update(conv64_step_ms=round(step * 1e3, 1), batch_fraction_of_step=round(vec / step, 4))
     return out
