@@ -45,6 +45,7 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 def cmd_datasets(args) -> int:
+    "`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a file-backed one (`--prepare`)."
     if args.prepare:
         path = prepare(args.prepare, source=args.source, force=args.force)
         _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
@@ -98,6 +99,7 @@ def add_train_parser(sub):
     return t
 
 def cmd_train(args) -> int:
+    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss)
     if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
@@ -138,6 +140,7 @@ def distance_for(loss: str):
     return get_loss(loss).distance
 
 def cmd_distances(args) -> int:
+    "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
     if args.pairs < 1: raise DisentlitError(f"--pairs must be >= 1, got {args.pairs}")
     data = get_dataset(args.dataset, **parse_params(args.set))
     r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=True)
@@ -152,6 +155,7 @@ def cmd_distances(args) -> int:
 
 # %% ../nbs/08_cli.ipynb #29c23f95
 def cmd_sweep(args) -> int:
+    "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; status 1 if a run failed."
     options = dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray" else dict(workers=args.workers, device=args.device)
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
                        progress=not args.json and sys.stderr.isatty(), **options)
@@ -160,6 +164,7 @@ def cmd_sweep(args) -> int:
     return 0 if counts["failed"] == 0 else 1
 
 def cmd_figures(args) -> int:
+    "`disentlit figures`: every figure the finished runs of a database support, its effects, and its runs as `results.csv`."
     from disentlit.experiments import ResultsDB
     from disentlit.experiments import results_frame
     if results_frame(args.db, args.sweep): writable_dir(args.out)   # a bad database, or one with nothing to draw, first
@@ -183,6 +188,7 @@ def _metric_rows(result: dict) -> list[list[str]]:
     return [[label, f"{result[m][key]:.4f}"] for m in METRICS if m in result for key, label in pick[m]]
 
 def cmd_evaluate(args) -> int:
+    "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     model, data, config = load_run(args.run_dir)
     t = time.perf_counter()
@@ -221,6 +227,7 @@ def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
 
 # %% ../nbs/08_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:
+    "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed in the same run."
     args.batch_size = args.batch_size or (1024 if args.what == "metrics" else 256)
     if args.what == "data":
         r = bench_data(args.batch_size, args.repeats or 20)
@@ -316,6 +323,7 @@ def _html_table(header: list[str], rows: list[list]) -> str:
             "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows) + "</table>")
 
 def cmd_demo(args) -> int:
+    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -378,6 +386,7 @@ def cmd_demo(args) -> int:
 
 # %% ../nbs/08_cli.ipynb #c1f9e7f0
 def build_parser() -> argparse.ArgumentParser:
+    "The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function."
     p = _Parser(prog="disentlit", description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
