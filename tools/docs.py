@@ -22,6 +22,7 @@ On the way it makes the site correct for a reader:
 """
 import base64
 import configparser
+import dataclasses
 import html
 import importlib
 import inspect
@@ -142,6 +143,11 @@ def _anno(a) -> str:
     return getattr(a, "__name__", None) if isinstance(a, type) else str(a).replace("typing.", "")
 
 
+class _Code(str):
+    "A default shown as written (its repr is itself)."
+    def __repr__(self): return str(self)
+
+
 def _param_text(p: inspect.Parameter) -> str:
     star = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
     text = star + p.name + (f": {_anno(p.annotation)}" if p.annotation is not p.empty else "")
@@ -151,7 +157,11 @@ def _param_text(p: inspect.Parameter) -> str:
 
 def _signature_line(head: str, params: list[inspect.Parameter], returns: str = "", width: int = 64) -> str:
     "`head(params) -> returns`, one parameter a line when it does not fit in `width` characters."
-    texts = [_param_text(p) for p in params]
+    texts = []
+    for k, p in enumerate(params):
+        if p.kind is p.KEYWORD_ONLY and not any(q.kind in (q.KEYWORD_ONLY, q.VAR_POSITIONAL) for q in params[:k]): texts.append("*")
+        texts.append(_param_text(p))
+        if p.kind is p.POSITIONAL_ONLY and (k + 1 == len(params) or params[k + 1].kind is not p.POSITIONAL_ONLY): texts.append("/")
     tail = f" -> {returns}" if returns else ""
     one = f"{head}({', '.join(texts)}){tail}"
     if len(one) <= width: return one
@@ -177,6 +187,9 @@ def api_markdown(obj, name: str, source: str | None = None) -> str:
     try: sig = inspect.signature(obj)
     except (TypeError, ValueError): sig = None
     params = [] if sig is None else [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    if is_class and dataclasses.is_dataclass(obj):                 # dataclass fields made by a default_factory
+        factories = {f.name: f.default_factory for f in dataclasses.fields(obj) if f.default_factory is not dataclasses.MISSING}
+        params = [p.replace(default=_Code(repr(factories[p.name]()))) if p.name in factories else p for p in params]
     if is_class:
         bases = [b.__name__ for b in obj.__bases__ if b is not object]
         code = f"class {obj.__name__}" + (f"({', '.join(bases)})" if bases else "")
