@@ -296,6 +296,7 @@ def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | 
             cell["source"] = "\n".join(l for l in src.splitlines() if not l.startswith("#|"))
             render_api(cell, module)
             if opts.get("echo") == "false" or not cell["source"].strip():
+                if not cell.get("outputs"): continue                      # nothing to show: no empty box on the page
                 cell.setdefault("metadata", {}).setdefault("tags", []).append("hide_code")
             # live widgets need a widget manager (and the network) to render; the notebooks show snapshots instead
             kept = [o for o in cell.get("outputs", []) if _WIDGET_VIEW not in o.get("data", {})]

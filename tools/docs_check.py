@@ -287,15 +287,15 @@ def check_images(site: Path, docs: dict) -> list[str]:
             text = _output_text(out)
             if any(p.search(text) for p in SIZE_ONLY):
                 problems.append(f"images: {name}: an output shows {text[:70]!r} instead of the picture")
-        for cell in content.select(".jp-CodeCell"):
+        for cell in (c for c in content.select(".jp-CodeCell") if c.find_parent(class_="jp-Cell") is None):
             code = cell.select_one(".jp-InputArea pre")
             outs = cell.select(".jp-OutputArea-output")
             if code is None or not outs or cell.find("img"): continue
-            last = [l for l in code.get_text().splitlines() if l.strip()][-1:] or [""]
+            last = [re.sub(r"\s+#.*$", "", l) for l in code.get_text().splitlines() if l.strip()][-1:] or [""]
             if re.search(r"(\.st_size|getsize\(.*\)|len\(.*read_bytes\(\)\))\s*$", last[0]) and \
                     re.fullmatch(r"\d[\d,_]*", _output_text(outs[-1])):
                 problems.append(f"images: {name}: an output shows the size of an image file ({_output_text(outs[-1])}) instead of the picture")
-        cells = content.select(".jp-Cell")
+        cells = [c for c in content.select(".jp-Cell") if c.find_parent(class_="jp-Cell") is None]      # mkdocs-jupyter nests them
         for i, cell in enumerate(cells):
             if not cell.select_one(".widget-snapshot-needed"): continue
             after = []
@@ -312,7 +312,7 @@ def check_images(site: Path, docs: dict) -> list[str]:
 def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
     """Text lines of a picture: (font size estimate in the picture's pixels, glyphs, box (top, bottom, left, right)).
     Glyphs are dark grey connected components (8-connected) with a light ring around their box, 2 to 60 px tall and not
-    solid blocks; glyphs whose heights overlap by half and that are less than 1.2 heights apart make a line."""
+    solid blocks; glyphs whose heights overlap by half and that are less than 1.6 heights apart make a line."""
     import numpy as np
     from PIL import Image
     from scipy import ndimage
@@ -336,6 +336,7 @@ def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
         ring = light[Y0:Y1, X0:X1].sum() + (lab[Y0:Y1, X0:X1] == i + 1).sum()
         if ring < 0.6 * (Y1 - Y0) * (X1 - X0): continue                          # inside a picture, not on paper
         glyphs.append((y0, y1, x0, x1))
+    glyphs = _join_dots(glyphs)
     glyphs.sort(key=lambda g: g[2])
     parent = list(range(len(glyphs)))
     def find(i):
@@ -344,7 +345,7 @@ def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
     for i, g in enumerate(glyphs):
         for j in range(i + 1, len(glyphs)):
             o = glyphs[j]
-            if o[2] - g[3] > 1.2 * max(g[1] - g[0], o[1] - o[0]): break
+            if o[2] - g[3] > 1.6 * max(g[1] - g[0], o[1] - o[0]): break
             if min(g[1], o[1]) - max(g[0], o[0]) >= 0.5 * min(g[1] - g[0], o[1] - o[0]): parent[find(j)] = find(i)
     lines = {}
     for i, g in enumerate(glyphs): lines.setdefault(find(i), []).append(g)
@@ -354,6 +355,26 @@ def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
         box = (min(g[0] for g in gs), max(g[1] for g in gs), min(g[2] for g in gs), max(g[3] for g in gs))
         if box[3] - box[2] < 1.5 * (box[1] - box[0]): continue
         out.append((float(np.percentile([g[1] - g[0] for g in gs], 90)) / 0.73, len(gs), box))
+    return out
+
+
+def _join_dots(glyphs: list) -> list:
+    "The dot of an i or j (a small component just above a taller one, over it) joined to its stem: one glyph."
+    glyphs, out, used = sorted(glyphs, key=lambda g: g[2]), [], set()
+    for a, g in enumerate(glyphs):
+        if a in used: continue
+        for b in range(a + 1, len(glyphs)):
+            o = glyphs[b]
+            if o[2] > g[3]: break
+            if b in used: continue
+            small, big = (g, o) if g[1] - g[0] < o[1] - o[0] else (o, g)
+            hb = big[1] - big[0]
+            over = min(small[3], big[3]) - max(small[2], big[2])
+            if (small[1] - small[0] <= 0.4 * hb and over >= 0.5 * (small[3] - small[2]) and small[1] <= big[0]
+                    and big[0] - small[1] <= 0.4 * hb):
+                g = (small[0], big[1], min(g[2], o[2]), max(g[3], o[3])); used.add(b)
+                break
+        out.append(g)
     return out
 
 
@@ -425,11 +446,12 @@ def check_cli(docs: dict, page: str = "08_cli", commands: dict | None = None, pr
     return problems
 
 
-def static_check(site: Path, symbols: dict | None = None, cli_page: str = "08_cli", commands: dict | None = None) -> dict:
-    "Every rule that needs no browser; returns the problems and what was looked at."
-    docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items()}
+def static_check(site: Path, symbols: dict | None = None, cli_page: str = "08_cli", commands: dict | None = None,
+                 only: set | None = None) -> dict:
+    "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
+    docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
     problems = (check_links(site, docs) + check_toc(docs) + check_api(docs, symbols) + check_images(site, docs) +
-                check_figures(site, docs) + check_search(site) + check_cli(docs, cli_page, commands))
+                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else []))
     return dict(pages=len(docs), problems=list(dict.fromkeys(problems)))
 
 
@@ -452,10 +474,10 @@ _WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
     .filter(e => !getComputedStyle(e).whiteSpace.startsWith('pre') || getComputedStyle(e).whiteSpace === 'pre-wrap').length"""
 
 
-def browser_check(site: Path, out: Path) -> dict:
+def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
-    names = list(site_pages(site))
+    names = [n for n in site_pages(site) if only is None or n in only]
     server, base = serve(site)
     problems, report, shots = [], {}, []
     try:
@@ -496,8 +518,8 @@ def browser_check(site: Path, out: Path) -> dict:
             for link in sorted(links):
                 r = page.request.get(link)
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
-            if figures == 0: problems.append("images: no figure rendered with a non-zero size")
-            if equations == 0: problems.append("browser: no equation was typeset (MathJax did not run)")
+            if figures == 0 and only is None: problems.append("images: no figure rendered with a non-zero size")
+            if equations == 0 and only is None: problems.append("browser: no equation was typeset (MathJax did not run)")
             browser.close()
     finally:
         server.shutdown()
