@@ -155,16 +155,24 @@ def test_toc_rule_flags_headings_sharing_an_id(seeded):
     assert any("share the id 'dsprites'" in p for p in problems(seeded.path, "01b_data_files", rule="toc"))
 
 
-def test_api_rule_flags_missing_signatures_call_self_and_classes_as_functions(seeded):
+def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_addresses(seeded):
     def damage(h):
         h = re.sub(r'(<h3 id="cmd_datasets".*?</h3>).*?</pre>', r"\1<p><em>Call self as a function.</em></p>", h, count=1, flags=re.S)
         return h
     seeded.edit("08_cli", damage)
     seeded.edit("01a_data", lambda h: re.sub(r'(<h3 id="corruptfile".*?<pre>).*?</pre>', r"\1def CorruptFile(*args, **kwargs)</pre>", h, count=1, flags=re.S))
-    found = problems(seeded.path, "08_cli", "01a_data", rule="api")
+    def address(h):
+        from docs_check import soup
+        page = soup(h)
+        pre = page.find("h3", id="traversal_spearman").find_next("pre")
+        pre.string = pre.get_text().replace("= mse", "= <function mse at 0x7efec104f560>")
+        return str(page)
+    seeded.edit("02_distances", address)
+    found = problems(seeded.path, "08_cli", "01a_data", "02_distances", rule="api")
     assert any("'cmd_datasets' has no signature" in p for p in found), found
     assert any("Call self as a function" in p for p in found), found
     assert any("'CorruptFile' is a class shown as 'def CorruptFile(*args, **kwargs)'" in p for p in found), found
+    assert any("'traversal_spearman' shows a default as a memory address" in p for p in found), found
 
 
 def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(seeded):

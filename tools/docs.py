@@ -187,6 +187,8 @@ def api_markdown(obj, name: str, source: str | None = None) -> str:
     try: sig = inspect.signature(obj)
     except (TypeError, ValueError): sig = None
     params = [] if sig is None else [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    named = lambda d: callable(d) and hasattr(d, "__qualname__") and " at 0x" in repr(d)    # a function: its name, not its address
+    params = [p.replace(default=_Code(p.default.__qualname__)) if named(p.default) else p for p in params]
     if is_class and dataclasses.is_dataclass(obj):                 # dataclass fields made by a default_factory
         factories = {f.name: f.default_factory for f in dataclasses.fields(obj) if f.default_factory is not dataclasses.MISSING}
         params = [p.replace(default=_Code(repr(factories[p.name]()))) if p.name in factories else p for p in params]

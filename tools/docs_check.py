@@ -14,7 +14,8 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
   every h2/h3 of the page (API entries included) is in the list; the side menu and <title> name the page by its
   whole h1;
 - api: every exported name of the page's module has an entry; every entry (an h3 in an output) is followed by its
-  signature (`class Name` for a class, `def name(` for a function), and no page reads "Call self as a function.";
+  signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
+  and no page reads "Call self as a function.";
 - images: every <img> has a source that exists and decodes to a picture; no output shows an image as its size only
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
@@ -237,6 +238,8 @@ def check_api(docs: dict, symbols: dict | None = None) -> list[str]:
             last = entry.split(".")[-1]
             if sig is None or not re.search(rf"(^|\s)(class\s+{re.escape(last)}\b|(async\s+)?def\s+{re.escape(last)}\s*\()", sig):
                 problems.append(f"api: {name}: entry {entry!r} has no signature"); continue
+            if re.search(r"<[\w. ]+ at 0x[0-9a-f]+>", sig):
+                problems.append(f"api: {name}: entry {entry!r} shows a default as a memory address: {re.search(r'<[^>]+ at 0x[0-9a-f]+>', sig).group(0)}")
             obj = None
             if name in modules:
                 try:
