@@ -10,9 +10,8 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
 - links: every link to this site (relative, or absolute on a host that claims to be this site: settings.ini's
   doc_host + doc_baseurl, nbdev.yml's site-url) leads to a page that exists and, with a #fragment, to an id on it;
 - toc: every entry of a page's contents list has text and that text is the whole text of the heading it points to;
-  no two headings of a page share an id;
-  every h2/h3 of the page (API entries included) is in the list; the side menu and <title> name the page by its
-  whole h1;
+  every h2/h3 of the page (API entries included) is in the list; no two headings of a page share an id; the side
+  menu and <title> name the page by its whole h1;
 - api: every exported name of the page's module has an entry; every entry (an h3 in an output) is followed by its
   signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
   and no page reads "Call self as a function.";
@@ -20,16 +19,19 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
 - figures: the text in every figure is readable at the page's width (method below);
-- search: the search index holds no code-cell furniture ("In [ ]:", "Copied!") and no test code;
+- search: the search index holds no code-cell furniture ("In [ ]:", "Copied!"), no test code (`test_eq(`, `assert`)
+  and no titles ending in a pilcrow;
 - cli: the command line's page shows, for every subcommand of the parser, its usage (`usage: disentlit NAME`) and an
   example command line.
 
-Figure text size, without the figure's source: the smallest text line of a picture is found from its glyphs (dark,
-grey connected components with a light border, grouped into lines of at least 3); a line's font size is its tallest
-glyph / 0.73 (the height of a digit, capital or ascender in DejaVu Sans, matplotlib's font, is 0.73 em; a line of
-only short lowercase letters reads about 25 % small, so the estimate errs towards flagging). The figure is shown
+Figure text size, without the figure's source: the text lines of a picture are found from its glyphs (dark grey
+connected components, 2 to 60 px tall, with a light ring around them, an i's dot joined to its stem, grouped into
+lines of at least 3 glyphs); a line's font size is its tall glyphs' height (the 90th percentile of its glyphs')
+/ 0.73, the height of a digit, capital or ascender in DejaVu Sans (matplotlib's font) being 0.73 em. A line of only
+short lowercase letters ("recon") reads about 25 % small, so the estimate errs towards flagging. The figure is shown
 at min(its width, the page's content width: 648 px at a 1280 px window) or, in the browser, at its rendered width;
-the text's size on screen is the estimate times shown / natural width, and must be at least MIN_TEXT_PX.
+its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
+defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
 
 In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads,
 every internal link answers 200, the figure rule at the rendered widths, no contents entry is cut by the sidebar
