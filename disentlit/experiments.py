@@ -773,7 +773,7 @@ def plot_comparison(rows, x: str, metric: str, reference=None, ax=None, seed: in
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
     ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
     return ax
 
 # %% ../nbs/07_experiments.ipynb #3234394d
@@ -798,8 +798,9 @@ def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, 
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
         if x not in varied or not metrics: continue
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5.8 * len(metrics), 3.8), squeeze=False)
-        for m, ax in zip(metrics, axes[0]):
+        fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)), squeeze=False,   # one metric a row: a page's width
+                                 layout="constrained")                                            # room for each legend
+        for m, ax in zip(metrics, axes[:, 0]):
             plot_comparison(rows, x, m, reference, ax=ax, seed=seed)
             effects += compare(rows, x, m, reference, seed=seed)
         fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
