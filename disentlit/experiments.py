@@ -220,8 +220,8 @@ class ResultsDB:
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
-            self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA busy_timeout=60000")
+            self._wal = self.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             version = self._version()
             if version is None:
                 self.con.executescript(_SCHEMA)
@@ -244,7 +244,10 @@ class ResultsDB:
     @contextlib.contextmanager
     def _tx(self):
         "A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back on any exception."
-        try: self.con.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._wal:      # the first write switches to WAL (concurrent writers); reading leaves a file as it is
+                self.con.execute("PRAGMA journal_mode=WAL"); self._wal = True
+            self.con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         try:
             if self._version() == 1:                        # reading never changes a file; the first write brings it to 2
