@@ -489,14 +489,14 @@ def cmd_demo(args) -> int:
 
 # %% ../nbs/08_cli.ipynb #c1f9e7f0
 COMMANDS = dict(                      # name: (one line of help, the function that adds its arguments)
-    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", "_add_datasets"),
-    train=("train a framework on a dataset and write a run directory", "add_train_parser"),
-    bench=("measure speed against a baseline timed in the same run", "_add_bench"),
-    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", "_add_evaluate"),
-    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", "_add_distances"),
-    sweep=("run a sweep spec into a SQLite results database (resumable)", "_add_sweep"),
-    figures=("draw the figures a results database supports, and export its runs as CSV", "_add_figures"),
-    demo=("the main job on the embedded default dataset (no download, no GPU)", "_add_demo"))
+    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", _add_datasets),
+    train=("train a framework on a dataset and write a run directory", add_train_parser),
+    bench=("measure speed against a baseline timed in the same run", _add_bench),
+    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", _add_evaluate),
+    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", _add_distances),
+    sweep=("run a sweep spec into a SQLite results database (resumable)", _add_sweep),
+    figures=("draw the figures a results database supports, and export its runs as CSV", _add_figures),
+    demo=("the main job on the embedded default dataset (no download, no GPU)", _add_demo))
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function. With `only`,
@@ -506,7 +506,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (text, add) in COMMANDS.items():
         s = sub.add_parser(name, help=text, description=text)
-        if only in (None, name): globals()[add](s)
+        if only in (None, name): add(s)
     return p
 
 # %% ../nbs/08_cli.ipynb #a7c3e5d1
