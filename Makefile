@@ -34,6 +34,8 @@ export: install
 docs: install
 	$(PY) tools/docs.py
 
-## The site in a real browser: headless Chromium (Debian: apt-get install -y chromium) via Playwright.
+## The site checked as files (links, contents lists, API entries, images, figure text, search index, the command
+## line's page), then in a real browser: headless Chromium (Debian: apt-get install -y chromium) via Playwright, with a
+## screenshot of every page in _site_check/. `python tools/docs_check.py --static` runs the first part alone.
 docs-check: docs
 	$(PY) tools/docs_check.py

@@ -39,6 +39,7 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 def cmd_datasets(args) -> int:
+    "`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a file-backed one (`--prepare`)."
     from disentlit.data import DisentlitError
     from disentlit.data_files import get_dataset, list_datasets, parse_params, prepare
     if args.prepare:
@@ -105,6 +106,7 @@ def add_train_parser(t):
     return t
 
 def cmd_train(args) -> int:
+    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
     import numpy as np
     from disentlit.data import DisentlitError
     from disentlit.data_files import get_dataset, parse_params
@@ -162,6 +164,7 @@ def _add_distances(t):
     t.set_defaults(run=cmd_distances)
 
 def cmd_distances(args) -> int:
+    "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
     from disentlit.data import DisentlitError
     from disentlit.data_files import get_dataset, parse_params
     from disentlit.distances import dataset_report
@@ -194,6 +197,7 @@ def _add_sweep(w):
     w.set_defaults(run=cmd_sweep)
 
 def cmd_sweep(args) -> int:
+    "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; status 1 if a run failed."
     from disentlit.experiments import run_sweep
     options = dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray" else dict(workers=args.workers, device=args.device)
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
@@ -211,6 +215,7 @@ def _add_figures(f):
     f.set_defaults(run=cmd_figures)
 
 def cmd_figures(args) -> int:
+    "`disentlit figures`: every figure the finished runs of a database support, its effects, and its runs as `results.csv`."
     from disentlit.experiments import ResultsDB, figures, results_frame
     if results_frame(args.db, args.sweep): writable_dir(args.out)   # a bad database, or one with nothing to draw, first
     paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
@@ -245,6 +250,7 @@ def _add_evaluate(e):
     e.set_defaults(run=cmd_evaluate)
 
 def cmd_evaluate(args) -> int:
+    "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
     from disentlit.metrics import as_encode, evaluate
     from disentlit.training import load_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -282,6 +288,7 @@ def _add_bench(b):
     b.set_defaults(run=cmd_bench)
 
 def cmd_bench(args) -> int:
+    "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed in the same run."
     from disentlit.bench import run_bench
     from disentlit.data_files import parse_params
     params = parse_params(args.param, "--param") if args.what == "train" else {}
@@ -320,6 +327,7 @@ def _add_demo(m):
     m.set_defaults(run=cmd_demo)
 
 def cmd_demo(args) -> int:
+    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -386,23 +394,24 @@ def cmd_demo(args) -> int:
 
 # %% ../nbs/08_cli.ipynb #c1f9e7f0
 COMMANDS = dict(                      # name: (one line of help, the function that adds its arguments)
-    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", "_add_datasets"),
-    train=("train a framework on a dataset and write a run directory", "add_train_parser"),
-    bench=("measure speed against a baseline timed in the same run", "_add_bench"),
-    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", "_add_evaluate"),
-    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", "_add_distances"),
-    sweep=("run a sweep spec into a SQLite results database (resumable)", "_add_sweep"),
-    figures=("draw the figures a results database supports, and export its runs as CSV", "_add_figures"),
-    demo=("the main job on the embedded default dataset (no download, no GPU)", "_add_demo"))
+    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", _add_datasets),
+    train=("train a framework on a dataset and write a run directory", add_train_parser),
+    bench=("measure speed against a baseline timed in the same run", _add_bench),
+    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", _add_evaluate),
+    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", _add_distances),
+    sweep=("run a sweep spec into a SQLite results database (resumable)", _add_sweep),
+    figures=("draw the figures a results database supports, and export its runs as CSV", _add_figures),
+    demo=("the main job on the embedded default dataset (no download, no GPU)", _add_demo))
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The `disentlit` parser. With `only`, just that subcommand gets its arguments: the others' need constants from
-    modules that import torch, and `disentlit --help` or `disentlit sweep ...` should not wait for them."""
+    """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function. With `only`,
+    just that subcommand gets its arguments: the others' need constants from modules that import torch, and
+    `disentlit --help` or `disentlit sweep ...` should not wait for them."""
     p = _Parser(prog="disentlit", description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (text, add) in COMMANDS.items():
         s = sub.add_parser(name, help=text, description=text)
-        if only in (None, name): globals()[add](s)
+        if only in (None, name): add(s)
     return p
 
 # %% ../nbs/08_cli.ipynb #a7c3e5d1

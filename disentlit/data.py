@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -65,7 +66,7 @@ class _Lines:
     "A stream for tqdm that turns each redraw into one whole line."
     def __init__(self, stream): self.stream = stream
     def write(self, s: str):
-        if s := s.replace("\r", "").strip(): self.stream.write(s + "\n")
+        if s := re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", s).replace("\r", "").strip(): self.stream.write(s + "\n")
     def flush(self): self.stream.flush()
 
 def _interactive(stream) -> bool:

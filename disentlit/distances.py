@@ -245,7 +245,7 @@ def plot_importance_cdf(result: dict, ax=None, title: str | None = None):
         ax.plot(v, np.arange(1, len(v) + 1) / len(v), label=name, lw=2 if name == "random" else 1.2,
                 ls="--" if name == "random" else "-", color="k" if name == "random" else None)
     ax.set_xlabel("perceived distance (MSE)"); ax.set_ylabel("cumulative proportion")
-    ax.legend(fontsize=7); ax.set_title(title or "", fontsize=9)
+    ax.legend(fontsize=8); ax.set_title(title or "", fontsize=10)
     return ax
 
 # %% ../nbs/02_distances.ipynb #53ecd5d8
@@ -263,16 +263,22 @@ def overlap_study(spacings: Sequence[int] = (8, 7, 6, 5, 4, 3, 2, 1), factor: st
     return out
 
 # %% ../nbs/02_distances.ipynb #b17bf604
-def plot_overlap_study(study: list[dict], title: str | None = None, size: float = 1.35):
-    "Figure 8: the ground-truth matrix, then the perceived matrix for each spacing, with its Spearman correlation."
+def plot_overlap_study(study: list[dict], title: str | None = None, size: float = 1.3, ncols: int = 5):
+    "Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation, `ncols` a row."
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(study) + 1, figsize=(size * (len(study) + 1), size + 0.6))
-    axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth", fontsize=8)
+    n = len(study) + 1
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, (size + 0.45) * nrows + 0.4), squeeze=False)
+    axes = axes.ravel()
+    axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth", fontsize=9)
     for ax, r in zip(axes[1:], study):
         ax.imshow(r["pcv"], cmap="viridis")
-        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=8)
-    for ax in axes: ax.set_xticks([]); ax.set_yticks([])
-    fig.suptitle(title or "XYSquares: perceived distance along x_R as grid spacing shrinks (paper Figure 8)", fontsize=9)
+        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=9)
+    for k, ax in enumerate(axes):
+        ax.set_xticks([]); ax.set_yticks([])
+        if k >= n: ax.set_axis_off()
+    fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -221,8 +221,8 @@ class ResultsDB:
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
-            self.con.execute("PRAGMA journal_mode=WAL")
             self.con.execute("PRAGMA busy_timeout=60000")
+            self._wal = self.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             version = self._version()
             if version is None:
                 self.con.executescript(_SCHEMA)
@@ -245,7 +245,10 @@ class ResultsDB:
     @contextlib.contextmanager
     def _tx(self):
         "A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back on any exception."
-        try: self.con.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._wal:      # the first write switches to WAL (concurrent writers); reading leaves a file as it is
+                self.con.execute("PRAGMA journal_mode=WAL"); self._wal = True
+            self.con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         try:
             if self._version() == 1:                        # reading never changes a file; the first write brings it to 2
@@ -774,7 +777,7 @@ def plot_comparison(rows, x: str, metric: str, reference=None, ax=None, seed: in
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
     ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
     return ax
 
 # %% ../nbs/07_experiments.ipynb #3234394d
@@ -799,8 +802,9 @@ def figures(db_path: str | Path, out_dir: str | Path, sweep: str | None = None, 
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
         if x not in varied or not metrics: continue
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5.8 * len(metrics), 3.8), squeeze=False)
-        for m, ax in zip(metrics, axes[0]):
+        fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)), squeeze=False,   # one metric a row: a page's width
+                                 layout="constrained")                                            # room for each legend
+        for m, ax in zip(metrics, axes[:, 0]):
             plot_comparison(rows, x, m, reference, ax=ax, seed=seed)
             effects += compare(rows, x, m, reference, seed=seed)
         fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)

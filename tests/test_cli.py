@@ -214,14 +214,6 @@ def test_progress_lines_when_stderr_is_not_a_terminal(cli, tmp_path):
     assert code == 0 and err == "", err
 
 
-def test_help_imports_nothing_heavy():
-    "`disentlit --help` builds the parser without torch, numpy, scikit-learn or matplotlib."
-    code = ("import sys\nfrom disentlit.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass\n"
-            "print(sorted(m for m in ('torch', 'numpy', 'sklearn', 'matplotlib') if m in sys.modules))")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert p.stdout.strip().splitlines()[-1] == "[]", p.stdout + p.stderr
-
-
 def test_readme_commands_parse_and_cover_every_subcommand():
     "Every `disentlit ...` line of the README is a valid command line, and every subcommand has one."
     from disentlit.cli import COMMANDS, build_parser

@@ -7,7 +7,25 @@ of every exported name, executed); Quarto would render that. Here a small cleani
 Quarto's conventions into plain notebooks (cell options become hidden inputs, Quarto attribute
 blocks are dropped, links to notebooks become links to pages) and mkdocs-material with
 mkdocs-jupyter renders them, with its search box.
+
+On the way it makes the site correct for a reader:
+
+- the API reference is rendered here from the objects themselves (`api_markdown`): a signature
+  (`class` for classes and exceptions), the docstring, and a table of parameters with their type,
+  default and docments comment (nbdev shows parameters only when a function has docments, and reads
+  "Call self as a function." for a function without a docstring);
+- nbdev's links to names (`doc_host` + `doc_baseurl` + `data.html#name` in settings.ini, pages that
+  only Quarto would make) become links to this site's page and the entry's anchor;
+- GIF outputs, which nbconvert does not render, become images; live widgets (which need a kernel)
+  are dropped: the notebooks show snapshots of them;
+- the contents list, page titles and search index are made in tools/mkdocs_hooks.py.
 """
+import base64
+import configparser
+import dataclasses
+import html
+import importlib
+import inspect
 import json
 import os
 import re
@@ -24,7 +42,74 @@ CDN_MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?co
 
 _ATTRS = re.compile(r"\{[^{}\n]*(?:target=|style=|\.callout|#[\w-]+ )[^{}\n]*\}")
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = ('<p class="widget-snapshot-needed"><em>Here Jupyter shows a live widget (it needs a running kernel); '
+               'a static page cannot, so a snapshot of it follows.</em></p>')
 _NB_LINK = re.compile(r"\((?:nbs/)?([\w-]+)\.ipynb\)")
+_SHOW_DOC = re.compile(r"^show_doc\(([\w.]+)\)\s*$", re.M)
+_SOURCE_LINK = re.compile(r"\[source\]\((https?://[^)\s]+)\)")
+
+
+def settings() -> configparser.SectionProxy:
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "settings.ini")
+    return cfg["DEFAULT"]
+
+
+def site_urls() -> list[str]:
+    "The addresses that claim to be this site: nbdev's doc_host + doc_baseurl (settings.ini) and nbdev.yml's site-url."
+    s = settings()
+    urls = [s["doc_host"].rstrip("/") + "/" + s["doc_baseurl"].strip("/") + "/"]
+    yml = ROOT / "nbs" / "nbdev.yml"
+    if yml.exists() and (m := re.search(r'site-url:\s*"?([^"\s]+)"?', yml.read_text(encoding="utf-8"))):
+        urls.append(m.group(1).rstrip("/") + "/")
+    return list(dict.fromkeys(urls))
+
+
+def notebook_modules() -> dict[str, str]:
+    "Notebook stem -> the module it exports (`#| default_exp`)."
+    out = {}
+    for nb in (ROOT / "nbs").glob("*.ipynb"):
+        if m := re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8")): out[nb.stem] = m.group(1)
+    return out
+
+
+def nbdev_pages() -> dict[str, str]:
+    "The page name nbdev (Quarto) gives each notebook (`01a_data` -> `data.html`) -> this site's page (`01a_data`)."
+    return {re.sub(r"^\d+[a-zA-Z0-9]*_", "", nb.stem.lower()) + ".html": nb.stem for nb in (ROOT / "nbs").glob("*.ipynb")}
+
+
+def heading_id(text: str) -> str:
+    "The id mkdocs-jupyter gives a heading with this text (nbconvert's, lower-cased by mkdocs-jupyter)."
+    from mkdocs_jupyter.utils import slugify
+    from nbconvert.filters.strings import _convert_header_id
+    return _convert_header_id(slugify(text))
+
+
+def relink(text: str, up: str, anchors: dict | None = None) -> str:
+    """Links to nbdev's pages of this site (`[`fit`](https://disentlit.github.io/disentlit/models.html#fit)`) -> links to
+    this site's page and anchor (`../03_models/#fit`); `up` leads from the current page to the root. With `anchors`
+    (page -> the API entries on it), a name without an entry links to its class's entry (a method) or is left as code."""
+    pages = nbdev_pages()
+    def target(page, anchor):
+        if page not in pages: return None
+        stem = pages[page]
+        if not anchor: return f"{up}{stem}/"
+        if anchors is not None and stem in anchors:
+            names = {n.lower(): n for n in anchors[stem]}
+            if anchor.lower() not in names:
+                owner = anchor.rsplit(".", 1)[0] if "." in anchor else None
+                if owner is None or owner.lower() not in names: return ""
+                anchor = owner
+        return f"{up}{stem}/#{heading_id(anchor)}"
+    for base in site_urls():
+        url = rf"{re.escape(base)}([\w.-]+\.html)(?:#([^)\s\"'>]*))?"
+        def sub_link(m):
+            t = target(m.group(2), m.group(3))
+            return m.group(0) if t is None else f"[{m.group(1)}]({t})" if t else m.group(1)
+        text = re.sub(rf"\[([^\]\n]*)\]\({url}\)", sub_link, text)
+        text = re.sub(url, lambda m: (t if (t := target(m.group(1), m.group(2))) else f"{up}{pages.get(m.group(1), '')}/")
+                      if m.group(1) in pages else m.group(0), text)
+    return text
 
 
 def _options(source: str) -> dict:
@@ -37,9 +122,154 @@ def _options(source: str) -> dict:
     return opts
 
 
-def _clean_text(text: str, up: str = "") -> str:
-    "Drop Quarto attribute blocks; turn links to notebooks into links to their pages."
-    return _NB_LINK.sub(lambda m: f"({up}{m.group(1)}/)", _ATTRS.sub("", text))
+def _clean_text(text: str, up: str = "", anchors: dict | None = None) -> str:
+    "Drop Quarto attribute blocks; turn links to notebooks, and nbdev's links to names, into links to this site's pages."
+    return relink(_NB_LINK.sub(lambda m: f"({up}{m.group(1)}/)", _ATTRS.sub("", text)), up, anchors)
+
+
+def api_names(nb: dict) -> set[str]:
+    "The names a processed notebook has API entries for (its `show_doc` cells)."
+    return {m.group(1) for c in nb["cells"] if c["cell_type"] == "code" and (m := _SHOW_DOC.search("".join(c["source"])))}
+
+
+# ---- the API reference ---------------------------------------------------------------------------------------------
+
+_BUILTIN_BASES = (object, BaseException, Exception)
+
+
+def _anno(a) -> str:
+    if a is inspect.Parameter.empty: return ""
+    if isinstance(a, str): return a
+    return getattr(a, "__name__", None) if isinstance(a, type) else str(a).replace("typing.", "")
+
+
+class _Code(str):
+    "A default shown as written (its repr is itself)."
+    def __repr__(self): return str(self)
+
+
+def _param_text(p: inspect.Parameter) -> str:
+    star = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
+    text = star + p.name + (f": {_anno(p.annotation)}" if p.annotation is not p.empty else "")
+    if p.default is not p.empty: text += (" = " if p.annotation is not p.empty else "=") + repr(p.default)
+    return text
+
+
+def _signature_line(head: str, params: list[inspect.Parameter], returns: str = "", width: int = 64) -> str:
+    "`head(params) -> returns`, one parameter a line when it does not fit in `width` characters."
+    texts = []
+    for k, p in enumerate(params):
+        if p.kind is p.KEYWORD_ONLY and not any(q.kind in (q.KEYWORD_ONLY, q.VAR_POSITIONAL) for q in params[:k]): texts.append("*")
+        texts.append(_param_text(p))
+        if p.kind is p.POSITIONAL_ONLY and (k + 1 == len(params) or params[k + 1].kind is not p.POSITIONAL_ONLY): texts.append("/")
+    tail = f" -> {returns}" if returns else ""
+    one = f"{head}({', '.join(texts)}){tail}"
+    if len(one) <= width: return one
+    return f"{head}(\n" + "".join(f"    {t},\n" for t in texts) + f"){tail}"
+
+
+def _own_init(cls) -> bool:
+    "Whether constructing `cls` takes arguments of its own (an `__init__` below the built-in bases, or a dataclass)."
+    return any("__init__" in vars(k) for k in cls.__mro__ if k not in _BUILTIN_BASES)
+
+
+def _docments(obj) -> dict:
+    from fastcore.docments import docments
+    try: return {k: v.get("docment") for k, v in docments(obj, full=True).items()}
+    except Exception: return {}
+
+
+def api_markdown(obj, name: str, source: str | None = None) -> str:
+    """The API entry of `obj` (shown as `name`): a heading, its signature (`class` for classes), its own docstring and a
+    table of its parameters (name, type, default, and the docments comment where there is one)."""
+    is_class = inspect.isclass(obj)
+    target = obj.__init__ if is_class else obj
+    try: sig = inspect.signature(obj)
+    except (TypeError, ValueError): sig = None
+    params = [] if sig is None else [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+    named = lambda d: callable(d) and hasattr(d, "__qualname__") and " at 0x" in repr(d)    # a function: its name, not its address
+    params = [p.replace(default=_Code(p.default.__qualname__)) if named(p.default) else p for p in params]
+    if is_class and dataclasses.is_dataclass(obj):                 # dataclass fields made by a default_factory
+        factories = {f.name: f.default_factory for f in dataclasses.fields(obj) if f.default_factory is not dataclasses.MISSING}
+        params = [p.replace(default=_Code(repr(factories[p.name]()))) if p.name in factories else p for p in params]
+    if is_class:
+        bases = [b.__name__ for b in obj.__bases__ if b is not object]
+        code = f"class {obj.__name__}" + (f"({', '.join(bases)})" if bases else "")
+        if sig is not None and _own_init(obj): code += ":\n    " + _signature_line("def __init__", params).replace("\n", "\n    ")
+        returns = ""
+    else:
+        returns = _anno(sig.return_annotation) if sig is not None and sig.return_annotation is not sig.empty else ""
+        code = _signature_line(("async def " if inspect.iscoroutinefunction(obj) else "def ") + name.split(".")[-1], params, returns)
+    doc = inspect.cleandoc(vars(obj).get("__doc__") or "") if is_class else inspect.cleandoc(getattr(obj, "__doc__", None) or "")
+    dm = _docments(obj) if (params or returns) else {}
+    if is_class and not _own_init(obj): params = []
+    parts = [f"### {name}", f"```python\n{code}\n```"]
+    if doc: parts.append(_linkify(doc))
+    rows = [(("*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else "") + p.name, _anno(p.annotation),
+             "" if p.default is p.empty else repr(p.default), dm.get(p.name) or "") for p in params]
+    if returns or dm.get("return"): rows.append(("returns", returns, "", dm.get("return") or ""))
+    if rows:
+        described = any(r[3] for r in rows)
+        head = ["Parameter", "Type", "Default"] + (["Description"] if described else [])
+        cell = lambda v: f"<code>{html.escape(v)}</code>" if v else ""
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in
+                                        [(f"<em>{r[0]}</em>" if r[0] == "returns" else cell(r[0])), cell(r[1]), cell(r[2])]
+                                        + ([html.escape(r[3])] if described else [])) + "</tr>" for r in rows)
+        parts.append('<table class="api-params"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) +
+                     f"</tr></thead><tbody>{body}</tbody></table>")
+    if source: parts.append(f'<p class="api-source"><a href="{source}">source</a></p>')
+    return "\n\n".join(parts) + "\n"
+
+
+def _linkify(text: str) -> str:
+    "Backticked names of the package -> nbdev's links (rewritten to this site's pages by `relink`)."
+    try:
+        from nbdev.doclinks import NbdevLookup
+        return NbdevLookup().linkify(text)
+    except Exception: return text
+
+
+def _resolve(name: str, module: str):
+    obj = importlib.import_module(f"{settings()['lib_name']}.{module}")
+    for part in name.split("."): obj = getattr(obj, part)
+    return obj
+
+
+def render_api(cell: dict, module: str | None):
+    "Replace the output of a `show_doc(name)` cell by `api_markdown` of the object (nbdev's output kept if it cannot be found)."
+    m = _SHOW_DOC.search(cell["source"])
+    if not m or module is None: return
+    try: obj = _resolve(m.group(1), module)
+    except (ImportError, AttributeError): return
+    old = "".join(next((o["data"]["text/markdown"] for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})), ""))
+    source = (s.group(1) if (s := _SOURCE_LINK.search(old)) else None)
+    md = api_markdown(obj, m.group(1), source)
+    cell["outputs"] = [dict(output_type="display_data", metadata={}, data={"text/markdown": md, "text/plain": m.group(1)})]
+    try: cell["_line"] = inspect.getsourcelines(inspect.unwrap(obj))[1]
+    except (TypeError, OSError): cell["_line"] = None
+
+
+def _source_order(cells: list[dict]) -> list[dict]:
+    """nbdev inserts the `show_doc` cells of an exported cell in reverse; put each run of API entries back in the order of
+    the source (by line number)."""
+    out, run = [], []
+    def flush():
+        if all(c["_line"] is not None for c in run): run.sort(key=lambda c: c["_line"])
+        out.extend(run); run.clear()
+    for cell in cells:
+        if "_line" in cell: run.append(cell); continue
+        flush(); out.append(cell)
+    flush()
+    for cell in out: cell.pop("_line", None)
+    return out
+
+
+def _gif_as_html(out: dict):
+    "nbconvert has no renderer for image/gif: show it as an <img> (it plays in the browser)."
+    data = out.get("data", {})
+    if "image/gif" in data and "text/html" not in data:
+        gif = "".join(data["image/gif"]).replace("\n", "")
+        data["text/html"] = f'<img src="data:image/gif;base64,{gif}" alt="animated GIF">'
 
 
 def _front_matter(src: str) -> dict | None:
@@ -51,8 +281,9 @@ def _front_matter(src: str) -> dict | None:
     return meta if isinstance(meta, dict) and "title" in meta else None
 
 
-def clean(nb: dict, up: str = "../") -> dict:
-    "A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`up`: from its page to the root)."
+def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | None = None) -> dict:
+    """A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`up`: from its page to the
+    root; `module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries)."""
     cells = []
     for cell in nb["cells"]:
         src = "".join(cell["source"])
@@ -65,18 +296,24 @@ def clean(nb: dict, up: str = "../") -> dict:
         if opts.get("hide") or opts.get("include") == "false": continue
         if cell["cell_type"] == "code":
             cell["source"] = "\n".join(l for l in src.splitlines() if not l.startswith("#|"))
+            render_api(cell, module)
             if opts.get("echo") == "false" or not cell["source"].strip():
+                if not cell.get("outputs"): continue                      # nothing to show: no empty box on the page
                 cell.setdefault("metadata", {}).setdefault("tags", []).append("hide_code")
             # live widgets need a widget manager (and the network) to render; the notebooks show snapshots instead
-            cell["outputs"] = [o for o in cell.get("outputs", []) if _WIDGET_VIEW not in o.get("data", {})]
+            kept = [o for o in cell.get("outputs", []) if _WIDGET_VIEW not in o.get("data", {})]
+            if len(kept) < len(cell.get("outputs", [])):          # a note where the widget was (docs_check wants a snapshot after it)
+                kept.append(dict(output_type="display_data", metadata={}, data={"text/html": WIDGET_NOTE}))
+            cell["outputs"] = kept
             for out in cell.get("outputs", []):
+                _gif_as_html(out)
                 data = out.get("data", {})
                 if "text/markdown" in data:
-                    data["text/markdown"] = _clean_text("".join(data["text/markdown"]), up)
+                    data["text/markdown"] = _clean_text("".join(data["text/markdown"]), up, anchors)
         else:
-            cell["source"] = _clean_text(src, up)
+            cell["source"] = _clean_text(src, up, anchors)
         cells.append(cell)
-    nb["cells"] = cells
+    nb["cells"] = _source_order(cells)
     return nb
 
 
@@ -124,15 +361,23 @@ def process_notebooks():
     finally: os.chdir(cwd)
 
 
+def plain(markdown: str) -> str:
+    "A title without Markdown's code marks (`The `disentlit` command` -> `The disentlit command`)."
+    return markdown.replace("`", "")
+
+
 def build(proc: bool = True) -> Path:
     if proc: process_notebooks()
     shutil.rmtree(SRC, ignore_errors=True)
     SRC.mkdir()
-    nav = []
-    for path in sorted(PROC.glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem)):
-        nb = clean(json.loads(path.read_text(encoding="utf-8")), "" if path.stem == "index" else "../")
+    nav, modules = [], notebook_modules()
+    nbs = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(PROC.glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem))}
+    anchors = {stem: api_names(nb) for stem, nb in nbs.items()}
+    for stem, nb in nbs.items():
+        path = PROC / f"{stem}.ipynb"
+        nb = clean(nb, "" if stem == "index" else "../", modules.get(stem), anchors)
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
-        title = "Home" if path.stem == "index" else nb.get("metadata", {}).get("title", path.stem)
+        title = "Home" if path.stem == "index" else plain(nb.get("metadata", {}).get("title", path.stem))
         nav.append({title: path.name})
     config = ROOT / "_mkdocs_nav.yml"                      # mkdocs.yml plus the pages in notebook order
     config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": nav}), encoding="utf-8")

@@ -1,24 +1,73 @@
-"""Check the built documentation site in a real browser (headless Chromium driven by Playwright).
+"""Check the built documentation site: first as files (no browser needed), then in a real browser (headless Chromium
+driven by Playwright).
 
-    python tools/docs_check.py [--site _site] [--out _site_check]
+    python tools/docs_check.py [--site _site] [--out _site_check] [--static]
 
-Serves the site from a local HTTP server, opens every page, and fails (exit 1) when a page logs a
-console error or a page error, an internal link does not resolve, a module's page lacks its API
-reference, or no figure renders with a non-zero size. Saves screenshots of the landing page and of
-one notebook page, and prints a JSON summary.
+Every problem is one line that starts with the name of its rule; the exit status is 1 when there is any.
+
+Rules on the files (`static_check`, also what CI runs without Chromium):
+
+- links: every link to this site (relative, or absolute on a host that claims to be this site: settings.ini's
+  doc_host + doc_baseurl, nbdev.yml's site-url) leads to a page that exists and, with a #fragment, to an id on it;
+- toc: every entry of a page's contents list has text and that text is the whole text of the heading it points to;
+  every h2/h3 of the page (API entries included) is in the list; no two headings of a page share an id; the side
+  menu and <title> name the page by its whole h1;
+- api: every exported name of the page's module has an entry; every entry (an h3 in an output) is followed by its
+  signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
+  and no page reads "Call self as a function.";
+- images: every <img> has a source that exists and decodes to a picture; no output shows an image as its size only
+  (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
+  count of an image file); every live widget the site cannot show is followed by a snapshot image;
+- figures: the text in every figure is readable at the page's width (method below);
+- search: the search index holds no code-cell furniture ("In [ ]:", "Copied!"), no test code (`test_eq(`, `assert`)
+  and no titles ending in a pilcrow;
+- cli: the command line's page shows, for every subcommand of the parser, its usage (`usage: disentlit NAME`) and an
+  example command line.
+
+Figure text size, without the figure's source: the text lines of a picture are found from its glyphs (dark grey
+connected components, 2 to 60 px tall, with a light ring around them, an i's dot joined to its stem, grouped into
+lines of at least 3 glyphs); a line's font size is its tall glyphs' height (the 90th percentile of its glyphs')
+/ 0.73, the height of a digit, capital or ascender in DejaVu Sans (matplotlib's font) being 0.73 em. A line of only
+short lowercase letters ("recon") reads about 25 % small, so the estimate errs towards flagging. The figure is shown
+at min(its width, the page's content width: 648 px at a 1280 px window) or, in the browser, at its rendered width;
+its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
+defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
+
+In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads,
+every internal link answers 200, the figure rule at the rendered widths, no contents entry is cut by the sidebar
+(ellipsis), printed outputs keep their lines (no wrapping); a screenshot of every page (its top, and the whole page)
+goes to --out.
 """
+from __future__ import annotations
+
+import base64
 import functools
 import http.server
+import io
 import json
+import re
 import shutil
 import sys
 import threading
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--disable-component-update", "--disable-sync", "--disable-quic"]
+CONTENT_WIDTH = 648          # px available to an output image in the page's content column at a 1280 px window
+MIN_TEXT_PX = 8.0            # the smallest readable text in a figure, in CSS pixels on screen
+FAKE = "http://site.invalid/"  # the site's root when links are resolved without a server
+
+SIZE_ONLY = [re.compile(p) for p in (
+    r"^<Figure size \d+(\.\d+)?x\d+(\.\d+)? with \d+ Axes>$",
+    r"^<IPython\.core\.display\.\w+ object>$",
+    r"^<PIL\.[\w.]+ image mode=\w+ size=\d+x\d+( at 0x[0-9A-Fa-f]+)?>$",
+    r"^(HBox|VBox|Box|Image|IntSlider|FloatSlider|Dropdown|Output)\((children|value|layout|description)=",
+)]
+SEARCH_JUNK = [re.compile(p) for p in (r"In\s*\[\s*\d*\s*\]:", r"Copied!", r"\btest_(eq|close|fail|ne|is)\(",
+                                         r"\bassert\s+[\w(]")]
 
 
 def chromium() -> str:
@@ -40,7 +89,6 @@ def serve(site: Path):
 
 def module_symbols() -> dict:
     "Exported names per notebook page: the notebook's `default_exp` module, from nbdev's index of the package."
-    import re
     sys.path.insert(0, str(ROOT))
     from disentlit._modidx import d
     pages = {}
@@ -50,6 +98,369 @@ def module_symbols() -> dict:
             pages[nb.stem] = {n for s in syms if "." not in (n := s[len(f"disentlit.{m.group(1)}."):]) and not n.startswith("_")}
     return pages
 
+
+def page_modules() -> dict:
+    "Notebook page -> the module it exports."
+    out = {}
+    for nb in (ROOT / "nbs").glob("*.ipynb"):
+        if m := re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8")): out[nb.stem] = f"disentlit.{m.group(1)}"
+    return out
+
+
+# ---- the site as files ---------------------------------------------------------------------------------------------
+
+def soup(text: str):
+    from bs4 import BeautifulSoup
+    return BeautifulSoup(text, "html.parser")
+
+
+def site_pages(site: Path) -> dict[str, Path]:
+    "Page name ('index' for the landing page) -> its index.html."
+    out = {}
+    for p in sorted(site.rglob("index.html")):
+        rel = p.parent.relative_to(site).as_posix()
+        if rel.split("/")[0] in ("search", "assets"): continue
+        out["index" if rel == "." else rel] = p
+    return out
+
+
+def page_url(name: str) -> str:
+    return FAKE if name == "index" else urljoin(FAKE, name + "/")
+
+
+def site_bases() -> list[str]:
+    "Absolute addresses that claim to be this site."
+    import docs
+    return docs.site_urls()
+
+
+def heading_text(tag) -> str:
+    "A heading's text without its pilcrow link, whitespace collapsed."
+    parts = [s for s in tag.find_all(string=True) if not (s.parent.name == "a" and "anchor-link" in (s.parent.get("class") or []))]
+    return " ".join("".join(parts).split())
+
+
+def _target(site: Path, url: str) -> Path | None:
+    "The file a URL on this site leads to (None when there is none)."
+    path = unquote(urlparse(url).path)[len(urlparse(FAKE).path):]
+    f = site / path
+    if path == "" or path.endswith("/"): f = f / "index.html"
+    elif f.is_dir(): f = f / "index.html"
+    return f if f.is_file() else None
+
+
+def check_links(site: Path, docs: dict) -> list[str]:
+    bases, problems, ids = site_bases(), [], {}
+    def ids_of(f: Path) -> set:
+        if f not in ids: ids[f] = {t.get("id") for t in soup(f.read_text(encoding="utf-8")).find_all(id=True)}
+        return ids[f]
+    for name, (path, page) in docs.items():
+        ids[path] = {t.get("id") for t in page.find_all(id=True)}
+        for a in page.find_all("a", href=True):
+            href = a["href"].strip()
+            if href.startswith(("mailto:", "javascript:", "data:")): continue
+            base = next((b for b in bases if href.startswith(b)), None)
+            if base: url = urljoin(FAKE, href[len(base):])
+            elif urlparse(href).scheme: continue                      # another site: not checked offline
+            else: url = urljoin(page_url(name), href)
+            target = _target(site, url)
+            if target is None:
+                problems.append(f"links: {name}: {href!r} leads to {urlparse(url).path!r}, which is not a page of this site")
+                continue
+            frag = urlparse(url).fragment
+            if frag and target.suffix == ".html" and frag not in ids_of(target) and unquote(frag) not in ids_of(target):
+                problems.append(f"links: {name}: {href!r} points to #{frag}, which is not on {target.relative_to(site).as_posix()}")
+    return problems
+
+
+def _content(page):
+    return page.select_one("article") or page
+
+
+def check_toc(docs: dict) -> list[str]:
+    problems = []
+    for name, (_, page) in docs.items():
+        content = _content(page)
+        tags = content.find_all(["h1", "h2", "h3", "h4", "h5", "h6"], id=True)
+        headings = {t["id"]: heading_text(t) for t in tags}
+        for hid in sorted({t["id"] for t in tags if sum(u["id"] == t["id"] for u in tags) > 1}):
+            problems.append(f"toc: {name}: headings {[heading_text(t) for t in tags if t['id'] == hid]} share the id {hid!r}")
+        entries = []
+        for nav in page.select("nav.md-nav--secondary")[-1:]:
+            for a in nav.select("a.md-nav__link"):
+                entries.append((a.get("href", ""), " ".join(a.get_text(" ").split())))
+        for href, text in entries:
+            anchor = unquote(href.lstrip("#"))
+            if not text: problems.append(f"toc: {name}: a blank entry (-> {href})"); continue
+            if not href.startswith("#") or anchor not in headings:
+                problems.append(f"toc: {name}: entry {text!r} points to {href!r}, which is no heading of the page"); continue
+            if text != headings[anchor]:
+                problems.append(f"toc: {name}: entry {text!r} is cut: the heading reads {headings[anchor]!r}")
+        listed = {unquote(h.lstrip("#")) for h, _ in entries}
+        for t in content.find_all(["h2", "h3"], id=True):
+            if t["id"] not in listed: problems.append(f"toc: {name}: heading {heading_text(t)!r} is not in the contents list")
+        h1 = content.find("h1")
+        if h1 is not None and name != "index":
+            whole = heading_text(h1)
+            for a in page.select(".md-nav--primary a.md-nav__link--active"):
+                text = " ".join(a.get_text(" ").split())
+                if text != whole: problems.append(f"toc: {name}: the side menu names the page {text!r}, its heading {whole!r}")
+            title = page.find("title")
+            if title is not None and not title.get_text().strip().startswith(whole):
+                problems.append(f"toc: {name}: <title> {title.get_text().strip()!r} is not the page's heading {whole!r}")
+    return problems
+
+
+def _is_output(tag) -> bool:
+    return tag.find_parent(class_="jp-OutputArea") is not None or tag.find_parent(class_="jp-OutputArea-output") is not None
+
+
+def api_entries(page) -> list:
+    "The API entries of a page: h3 headings in outputs whose text is a (dotted) Python name."
+    return [h for h in _content(page).find_all("h3") if _is_output(h) and re.fullmatch(r"[A-Za-z_][\w.]*", heading_text(h))]
+
+
+def _signature_of(h3) -> str | None:
+    "The first code block after an entry's heading and before the next heading."
+    for el in h3.find_all_next():
+        if el.name in ("h1", "h2", "h3", "h4"): return None
+        if el.name == "pre": return el.get_text()
+    return None
+
+
+def check_api(docs: dict, symbols: dict | None = None) -> list[str]:
+    import importlib, inspect
+    symbols = module_symbols() if symbols is None else symbols
+    modules, problems = page_modules(), []
+    for name, (_, page) in docs.items():
+        entries = api_entries(page)
+        for h in entries:
+            entry = heading_text(h)
+            sig = _signature_of(h)
+            last = entry.split(".")[-1]
+            if sig is None or not re.search(rf"(^|\s)(class\s+{re.escape(last)}\b|(async\s+)?def\s+{re.escape(last)}\s*\()", sig):
+                problems.append(f"api: {name}: entry {entry!r} has no signature"); continue
+            if re.search(r"<[\w. ]+ at 0x[0-9a-f]+>", sig):
+                problems.append(f"api: {name}: entry {entry!r} shows a default as a memory address: {re.search(r'<[^>]+ at 0x[0-9a-f]+>', sig).group(0)}")
+            obj = None
+            if name in modules:
+                try:
+                    obj = importlib.import_module(modules[name])
+                    for part in entry.split("."): obj = getattr(obj, part)
+                except (ImportError, AttributeError): obj = None
+            if obj is not None and inspect.isclass(obj) and not re.match(rf"\s*class\s+{re.escape(last)}\b", sig):
+                problems.append(f"api: {name}: entry {entry!r} is a class shown as {sig.strip().splitlines()[0]!r}")
+        text = _content(page).get_text(" ")
+        if "Call self as a function" in text:
+            problems.append(f"api: {name}: an entry reads 'Call self as a function.' (a docstring that is not the object's)")
+        expected = symbols.get(name, set())
+        missing = expected - {heading_text(h) for h in entries}
+        if missing: problems.append(f"api: {name}: no API entry for {sorted(missing)}")
+    return problems
+
+
+def _image_bytes(site: Path, page_name: str, src: str) -> bytes | None:
+    if src.startswith("data:"):
+        head, _, data = src.partition(",")
+        try: return base64.b64decode(data) if head.endswith(";base64") else unquote(data).encode()
+        except ValueError: return None
+    if urlparse(src).scheme: return None
+    f = _target(site, urljoin(page_url(page_name), src))
+    return f.read_bytes() if f else None
+
+
+def _output_text(out) -> str:
+    return " ".join(out.get_text(" ").split())
+
+
+def check_images(site: Path, docs: dict) -> list[str]:
+    from PIL import Image
+    problems = []
+    for name, (_, page) in docs.items():
+        content = _content(page)
+        for k, img in enumerate(content.find_all("img")):
+            src = (img.get("src") or "").strip()
+            if urlparse(src).scheme in ("http", "https") and not any(src.startswith(b) for b in site_bases()): continue
+            data = _image_bytes(site, name, src) if src else None
+            if data is None: problems.append(f"images: {name}: image {k} ({src[:60]!r}) is missing"); continue
+            try:
+                with Image.open(io.BytesIO(data)) as im: w, h = im.size
+                if w < 1 or h < 1: raise ValueError("empty")
+            except Exception: problems.append(f"images: {name}: image {k} ({src[:60]!r}) is not a picture")
+        for out in content.select(".jp-OutputArea-output"):
+            if out.find("img"): continue
+            text = _output_text(out)
+            if any(p.search(text) for p in SIZE_ONLY):
+                problems.append(f"images: {name}: an output shows {text[:70]!r} instead of the picture")
+        for cell in (c for c in content.select(".jp-CodeCell") if c.find_parent(class_="jp-Cell") is None):
+            code = cell.select_one(".jp-InputArea pre")
+            outs = cell.select(".jp-OutputArea-output")
+            if code is None or not outs or cell.find("img"): continue
+            last = [re.sub(r"\s+#.*$", "", l) for l in code.get_text().splitlines() if l.strip()][-1:] or [""]
+            if re.search(r"(\.st_size|getsize\(.*\)|len\(.*read_bytes\(\)\))\s*$", last[0]) and \
+                    re.fullmatch(r"\d[\d,_]*", _output_text(outs[-1])):
+                problems.append(f"images: {name}: an output shows the size of an image file ({_output_text(outs[-1])}) instead of the picture")
+        cells = [c for c in content.select(".jp-Cell") if c.find_parent(class_="jp-Cell") is None]      # mkdocs-jupyter nests them
+        for i, cell in enumerate(cells):
+            if not cell.select_one(".widget-snapshot-needed"): continue
+            after = []
+            for c in cells[i + 1:]:
+                if c.find(["h1", "h2", "h3"]) and not c.select_one(".jp-OutputArea"): break
+                after.append(c)
+            if not any(c.find("img") for c in after[:3]):
+                problems.append(f"images: {name}: a live widget (not shown on a static page) has no snapshot image after it")
+    return problems
+
+
+# ---- text size in figures ------------------------------------------------------------------------------------------
+
+def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
+    """Text lines of a picture: (font size estimate in the picture's pixels, glyphs, box (top, bottom, left, right)).
+    Glyphs are dark grey connected components (8-connected) with a light ring around their box, 2 to 60 px tall and not
+    solid blocks; glyphs whose heights overlap by half and that are less than 1.6 heights apart make a line."""
+    import numpy as np
+    from PIL import Image
+    from scipy import ndimage
+    im = Image.open(io.BytesIO(png))
+    im.seek(0)
+    im = im.convert("RGBA")
+    im = Image.alpha_composite(Image.new("RGBA", im.size, (255, 255, 255, 255)), im).convert("RGB")
+    a = np.asarray(im).astype(np.int16)
+    grey, sat = a.mean(2), a.max(2) - a.min(2)
+    ink, light = (grey < 150) & (sat < 48), grey > 215
+    lab, n = ndimage.label(ink, structure=np.ones((3, 3)))
+    H, W = ink.shape
+    glyphs = []
+    for i, (sl, area) in enumerate(zip(ndimage.find_objects(lab), ndimage.sum(ink, lab, index=np.arange(1, n + 1)))):
+        y0, y1, x0, x1 = sl[0].start, sl[0].stop, sl[1].start, sl[1].stop
+        h, w = y1 - y0, x1 - x0
+        if h < 2 or h > 60 or w > 15 * h: continue
+        if y0 == 0 or x0 == 0 or y1 == H or x1 == W: continue                   # cut by the picture's edge
+        if w >= 3 and h >= 3 and area / (h * w) > 0.85: continue                 # a solid block, not a glyph
+        Y0, Y1, X0, X1 = max(y0 - 2, 0), min(y1 + 2, H), max(x0 - 2, 0), min(x1 + 2, W)
+        ring = light[Y0:Y1, X0:X1].sum() + (lab[Y0:Y1, X0:X1] == i + 1).sum()
+        if ring < 0.6 * (Y1 - Y0) * (X1 - X0): continue                          # inside a picture, not on paper
+        glyphs.append((y0, y1, x0, x1))
+    glyphs = _join_dots(glyphs)
+    glyphs.sort(key=lambda g: g[2])
+    parent = list(range(len(glyphs)))
+    def find(i):
+        while parent[i] != i: parent[i] = parent[parent[i]]; i = parent[i]
+        return i
+    for i, g in enumerate(glyphs):
+        for j in range(i + 1, len(glyphs)):
+            o = glyphs[j]
+            if o[2] - g[3] > 1.6 * max(g[1] - g[0], o[1] - o[0]): break
+            if min(g[1], o[1]) - max(g[0], o[0]) >= 0.5 * min(g[1] - g[0], o[1] - o[0]): parent[find(j)] = find(i)
+    lines = {}
+    for i, g in enumerate(glyphs): lines.setdefault(find(i), []).append(g)
+    out = []
+    for gs in lines.values():
+        if len(gs) < 3: continue
+        box = (min(g[0] for g in gs), max(g[1] for g in gs), min(g[2] for g in gs), max(g[3] for g in gs))
+        if box[3] - box[2] < 1.5 * (box[1] - box[0]): continue
+        out.append((float(np.percentile([g[1] - g[0] for g in gs], 90)) / 0.73, len(gs), box))
+    return out
+
+
+def _join_dots(glyphs: list) -> list:
+    "The dot of an i or j (a small component just above a taller one, over it) joined to its stem: one glyph."
+    glyphs, out, used = sorted(glyphs, key=lambda g: g[2]), [], set()
+    for a, g in enumerate(glyphs):
+        if a in used: continue
+        for b in range(a + 1, len(glyphs)):
+            o = glyphs[b]
+            if o[2] > g[3]: break
+            if b in used: continue
+            small, big = (g, o) if g[1] - g[0] < o[1] - o[0] else (o, g)
+            hb = big[1] - big[0]
+            over = min(small[3], big[3]) - max(small[2], big[2])
+            if (small[1] - small[0] <= 0.4 * hb and over >= 0.5 * (small[3] - small[2]) and small[1] <= big[0]
+                    and big[0] - small[1] <= 0.4 * hb):
+                g = (small[0], big[1], min(g[2], o[2]), max(g[3], o[3])); used.add(b)
+                break
+        out.append(g)
+    return out
+
+
+def smallest_text_px(png: bytes) -> float | None:
+    "The estimated font size, in the picture's pixels, of its smallest line of text (None without text)."
+    lines = text_lines(png)
+    return min(l[0] for l in lines) if lines else None
+
+
+def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float) -> str | None:
+    px = smallest_text_px(png)
+    if px is None or natural <= 0: return None
+    on_screen = px * shown / natural
+    if on_screen >= MIN_TEXT_PX: return None
+    return (f"figures: {name}: figure {k} has text ~{on_screen:.1f} px tall on screen (font ~{px:.1f} px in a {natural} px "
+            f"wide picture shown {shown:.0f} px wide); at least {MIN_TEXT_PX:g} px is readable")
+
+
+def check_figures(site: Path, docs: dict, width: int = CONTENT_WIDTH) -> list[str]:
+    from PIL import Image
+    problems = []
+    for name, (_, page) in docs.items():
+        for k, img in enumerate(_content(page).find_all("img")):
+            data = _image_bytes(site, name, (img.get("src") or "").strip())
+            if not data: continue
+            try:
+                with Image.open(io.BytesIO(data)) as im: natural = im.size[0]
+            except Exception: continue
+            shown = min(natural, width, int(img["width"]) if str(img.get("width", "")).isdigit() else natural)
+            if (p := figure_problem(name, k, data, natural, shown)): problems.append(p)
+    return problems
+
+
+def check_search(site: Path) -> list[str]:
+    f = site / "search" / "search_index.json"
+    if not f.exists(): return ["search: no search index"]
+    problems = []
+    for doc in json.loads(f.read_text(encoding="utf-8"))["docs"]:
+        text = re.sub(r"<[^>]+>", " ", doc.get("text", ""))
+        for p in SEARCH_JUNK:
+            if m := p.search(text):
+                problems.append(f"search: {doc['location'] or 'index'}: the excerpt holds {m.group(0)!r}: "
+                                f"...{text[max(0, m.start() - 40):m.end() + 40]!r}...")
+                break
+        if doc.get("title", "").endswith("\u00b6"): problems.append(f"search: {doc['location']}: title {doc['title']!r} ends in a pilcrow")
+    return problems
+
+
+def cli_subcommands() -> dict:
+    "Subcommand -> its parser, from the package's parser."
+    import argparse
+    sys.path.insert(0, str(ROOT))
+    from disentlit.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def check_cli(docs: dict, page: str = "08_cli", commands: dict | None = None, prog: str = "disentlit") -> list[str]:
+    if page not in docs: return [f"cli: no page {page}"]
+    content = _content(docs[page][1])
+    text = content.get_text("\n")
+    blocks = [b.get_text() for b in content.find_all("pre")]
+    problems = []
+    for name in (cli_subcommands() if commands is None else commands):
+        if not re.search(rf"usage:\s+{prog}\s+{re.escape(name)}\b", text):
+            problems.append(f"cli: {page}: no usage of `{prog} {name}` (from the parser)")
+        if not any(re.search(rf"^\s*(\$\s*)?{prog}\s+{re.escape(name)}\b", b, re.M) and "usage:" not in b for b in blocks):
+            problems.append(f"cli: {page}: no example of `{prog} {name}`")
+    return problems
+
+
+def static_check(site: Path, symbols: dict | None = None, cli_page: str = "08_cli", commands: dict | None = None,
+                 only: set | None = None) -> dict:
+    "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
+    docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
+    problems = (check_links(site, docs) + check_toc(docs) + check_api(docs, symbols) + check_images(site, docs) +
+                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else []))
+    return dict(pages=len(docs), problems=list(dict.fromkeys(problems)))
+
+
+# ---- in a browser --------------------------------------------------------------------------------------------------
 
 MATHJAX_IDLE = "!window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending === 0 && MathJax.isReady)"
 
@@ -61,13 +472,19 @@ def _open(page, url):
     return resp
 
 
-def check(site: Path, out: Path) -> dict:
+_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width])"""
+_CUT_TOC = """() => [...document.querySelectorAll('nav.md-nav--secondary .md-ellipsis')]
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
+_WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
+    .filter(e => !getComputedStyle(e).whiteSpace.startsWith('pre') || getComputedStyle(e).whiteSpace === 'pre-wrap').length"""
+
+
+def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
-    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html") if "search" not in p.parts)
-    symbols = module_symbols()
+    names = [n for n in site_pages(site) if only is None or n in only]
     server, base = serve(site)
-    problems, report = [], {}
+    problems, report, shots = [], {}, []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium(), args=FLAGS)
@@ -77,44 +494,56 @@ def check(site: Path, out: Path) -> dict:
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             links, figures, equations = set(), 0, 0
-            for rel in pages:
-                url = urljoin(base, "" if rel == "." else rel + "/")
+            for name in names:
+                url = urljoin(base, "" if name == "index" else name + "/")
                 errors.clear()
                 resp = _open(page, url)
-                if not resp or resp.status != 200: problems.append(f"{url}: status {resp and resp.status}")
-                if errors: problems.append(f"{url}: console errors: {errors[:3]}")
+                if not resp or resp.status != 200: problems.append(f"browser: {url}: status {resp and resp.status}")
+                if errors: problems.append(f"browser: {url}: console errors: {errors[:3]}")
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
-                    u = urlparse(href)
-                    if u.netloc == urlparse(base).netloc: links.add(href.split("#")[0])
-                sizes = page.eval_on_selector_all("img", "els => els.map(e => [e.naturalWidth, e.naturalHeight])")
-                figures += sum(1 for w, h in sizes if w > 0 and h > 0)
+                    if urlparse(href).netloc == urlparse(base).netloc: links.add(href.split("#")[0])
+                images = page.eval_on_selector_all("article img", _IMAGES)
+                for k, (src, complete, w, h, shown) in enumerate(images):
+                    if not complete or w == 0 or h == 0:
+                        problems.append(f"images: {name}: image {k} did not load ({src[:60]!r})"); continue
+                    figures += 1
+                    if src.startswith("data:"): data = _image_bytes(site, name, src)
+                    else: data = f.read_bytes() if (f := site / unquote(urlparse(src).path).lstrip("/")).is_file() else None
+                    if data and (p := figure_problem(name, k, data, w, shown)): problems.append(p + " (in the browser)")
+                if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
+                if wrapped := page.evaluate(_WRAPPED): problems.append(f"browser: {name}: {wrapped} printed outputs wrap their lines")
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
                 equations += maths
-                name = "index" if rel == "." else rel
-                headings = set(page.eval_on_selector_all("h3, h4", "els => els.map(e => e.textContent.trim())"))
-                expected = symbols.get(name, set())
-                found = {s for s in expected if any(h.startswith(s) for h in headings)}
-                if expected and not found: problems.append(f"{url}: no API reference for any of {sorted(expected)[:5]}...")
-                report[name] = dict(images=len(sizes), equations=maths, api_expected=len(expected), api_found=len(found))
+                shot = out / f"{name.replace('/', '_')}.png"
+                page.screenshot(path=str(shot))
+                full = out / f"{name.replace('/', '_')}-full.jpg"
+                page.screenshot(path=str(full), full_page=True, type="jpeg", quality=60)
+                shots += [str(shot), str(full)]
+                report[name] = dict(images=len(images), equations=maths)
             for link in sorted(links):
                 r = page.request.get(link)
-                if r.status != 200: problems.append(f"broken link {link}: {r.status}")
-            if figures == 0: problems.append("no figure rendered with a non-zero size")
-            if equations == 0: problems.append("no equation was typeset (MathJax did not run)")
-            _open(page, base); page.screenshot(path=str(out / "landing.png"))
-            nb_page = next((p for p in pages if p.startswith("02_")), pages[-1])
-            _open(page, urljoin(base, nb_page + "/")); page.screenshot(path=str(out / "notebook.png"), full_page=False)
+                if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
+            if figures == 0 and only is None: problems.append("images: no figure rendered with a non-zero size")
+            if equations == 0 and only is None: problems.append("browser: no equation was typeset (MathJax did not run)")
             browser.close()
     finally:
         server.shutdown()
-    return dict(pages=len(pages), links_checked=len(links), figures=figures, equations=equations, per_page=report, problems=problems,
-                screenshots=[str(out / "landing.png"), str(out / "notebook.png")])
+    return dict(pages=len(names), links_checked=len(links), figures=figures, equations=equations, per_page=report,
+                problems=problems, screenshots=shots)
+
+
+def check(site: Path, out: Path, browser: bool = True) -> dict:
+    result = static_check(site)
+    if browser:
+        b = browser_check(site, out)
+        result = dict(b, problems=list(dict.fromkeys(result["problems"] + b["problems"])))
+    return result
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
     site = Path(args[args.index("--site") + 1]) if "--site" in args else ROOT / "_site"
     out = Path(args[args.index("--out") + 1]) if "--out" in args else ROOT / "_site_check"
-    result = check(site, out)
+    result = check(site, out, browser="--static" not in args)
     print(json.dumps(result, indent=1))
     sys.exit(1 if result["problems"] else 0)
