@@ -106,15 +106,15 @@ def test_api_entries_have_parameter_tables_and_classes(site):
     html = (site / "01a_data" / "index.html").read_text(encoding="utf-8")
     assert "class CorruptFile(DisentlitError)" in re.sub(r"<[^>]+>", "", html)
     assert 'class="api-params"' in html and "<th>Parameter</th><th>Type</th><th>Default</th>" in html
-    exp = (site / "07_experiments" / "index.html").read_text(encoding="utf-8")
+    exp = (site / "08_experiments" / "index.html").read_text(encoding="utf-8")
     assert "<th>Description</th>" in exp                         # RunConfig's docments
-    cli = (site / "08_cli" / "index.html").read_text(encoding="utf-8")
+    cli = (site / "11_cli" / "index.html").read_text(encoding="utf-8")
     assert "Call self as a function" not in cli and "def build_parser" in re.sub(r"<[^>]+>", "", cli)
 
 
 def test_the_gif_plays_and_the_widgets_have_snapshots(site):
     from PIL import Image
-    html = (site / "06_traversals" / "index.html").read_text(encoding="utf-8")
+    html = (site / "07_traversals" / "index.html").read_text(encoding="utf-8")
     gif = re.search(r'src="data:image/gif;base64,([^"]+)"', html)
     assert gif, "no GIF on the traversals page"
     with Image.open(io.BytesIO(base64.b64decode(gif.group(1)))) as im: assert im.n_frames > 1
@@ -129,9 +129,9 @@ def test_links_to_names_lead_to_their_entries(site):
 # ---- each rule fails on a seeded defect ----------------------------------------------------------------------------
 
 def test_links_rule_flags_pages_and_anchors_that_do_not_exist(seeded):
-    seeded.edit("05_metrics", lambda h: h.replace("</article>", '<a href="https://disentlit.github.io/disentlit/models.html#fit">fit</a>'
+    seeded.edit("06_metrics", lambda h: h.replace("</article>", '<a href="https://disentlit.github.io/disentlit/models.html#fit">fit</a>'
                                                   '<a href="../03_models/#no-such-entry">x</a><a href="../nowhere/">y</a></article>', 1))
-    found = problems(seeded.path, "05_metrics", rule="links")
+    found = problems(seeded.path, "06_metrics", rule="links")
     assert any("disentlit.github.io/disentlit/models.html" in p and "not a page" in p for p in found), found
     assert any("#no-such-entry" in p for p in found) and any("../nowhere/" in p for p in found), found
 
@@ -142,8 +142,8 @@ def test_toc_rule_flags_blank_and_cut_entries_and_missing_api_entries(seeded):
         h = re.sub(r'(<a href="#one-line-errors" class="md-nav__link">\s*<span class="md-ellipsis">)[^<]*', r"\1", h)
         h = re.sub(r'<li class="md-nav__item">\s*<a href="#cmd_demo" class="md-nav__link">.*?</li>', "", h, flags=re.S)
         return h.replace("The disentlit command\n", "The command\n")
-    seeded.edit("08_cli", damage)
-    found = problems(seeded.path, "08_cli", rule="toc")
+    seeded.edit("11_cli", damage)
+    found = problems(seeded.path, "11_cli", rule="toc")
     assert any("blank entry" in p for p in found), found
     assert any("'The parser and' is cut" in p for p in found), found
     assert any("'cmd_demo' is not in the contents list" in p for p in found), found
@@ -159,7 +159,7 @@ def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_ad
     def damage(h):
         h = re.sub(r'(<h3 id="cmd_datasets".*?</h3>).*?</pre>', r"\1<p><em>Call self as a function.</em></p>", h, count=1, flags=re.S)
         return h
-    seeded.edit("08_cli", damage)
+    seeded.edit("11_cli", damage)
     seeded.edit("01a_data", lambda h: re.sub(r'(<h3 id="corruptfile".*?<pre>).*?</pre>', r"\1def CorruptFile(*args, **kwargs)</pre>", h, count=1, flags=re.S))
     def address(h):
         from docs_check import soup
@@ -168,7 +168,7 @@ def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_ad
         pre.string = pre.get_text().replace("= mse", "= <function mse at 0x7efec104f560>")
         return str(page)
     seeded.edit("02_distances", address)
-    found = problems(seeded.path, "08_cli", "01a_data", "02_distances", rule="api")
+    found = problems(seeded.path, "11_cli", "01a_data", "02_distances", rule="api")
     assert any("'cmd_datasets' has no signature" in p for p in found), found
     assert any("Call self as a function" in p for p in found), found
     assert any("'CorruptFile' is a class shown as 'def CorruptFile(*args, **kwargs)'" in p for p in found), found
@@ -192,8 +192,8 @@ def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(se
         article.append(soup('<div class="jp-OutputArea"><div class="jp-OutputArea-output"><pre>&lt;Figure size 640x480 with 1 Axes&gt;'
                             '</pre></div></div><img src="../images/missing.png">'))
         return str(page)
-    seeded.edit("06_traversals", damage)
-    found = problems(seeded.path, "06_traversals", rule="images")
+    seeded.edit("07_traversals", damage)
+    found = problems(seeded.path, "07_traversals", rule="images")
     assert any("size of an image file (73049)" in p for p in found), found
     assert any("<Figure size 640x480 with 1 Axes>" in p for p in found), found
     assert any("missing.png" in p and "missing" in p for p in found), found
@@ -220,10 +220,10 @@ def test_figures_rule_flags_text_too_small_at_the_page_width(seeded):
 def test_search_rule_flags_code_in_excerpts(seeded):
     index = seeded.path / "search" / "search_index.json"
     data = json.loads(index.read_text())
-    data["docs"].append(dict(location="06_traversals/", title="Traversals", text="<p>In [ ]: Copied! test_eq(kl.shape, (4,))</p>"))
+    data["docs"].append(dict(location="07_traversals/", title="Traversals", text="<p>In [ ]: Copied! test_eq(kl.shape, (4,))</p>"))
     index.write_text(json.dumps(data))
     found = problems(seeded.path, "index", rule="search")
-    assert len(found) == 1 and "06_traversals/" in found[0], found
+    assert len(found) == 1 and "07_traversals/" in found[0], found
 
 
 def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
@@ -234,10 +234,10 @@ def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
             text = pre.get_text()
             if "usage: disentlit demo" in text or text.strip() == "disentlit demo --out demo": pre.string = "(gone)"
         return str(page)
-    seeded.edit("08_cli", damage)
-    found = problems(seeded.path, "08_cli", rule="cli")
-    assert "cli: 08_cli: no usage of `disentlit demo` (from the parser)" in found, found
-    assert "cli: 08_cli: no example of `disentlit demo`" in found, found
+    seeded.edit("11_cli", damage)
+    found = problems(seeded.path, "11_cli", rule="cli")
+    assert "cli: 11_cli: no usage of `disentlit demo` (from the parser)" in found, found
+    assert "cli: 11_cli: no example of `disentlit demo`" in found, found
 
 
 # ---- in a browser --------------------------------------------------------------------------------------------------

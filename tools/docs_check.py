@@ -437,7 +437,7 @@ def cli_subcommands() -> dict:
     return dict(sub.choices)
 
 
-def check_cli(docs: dict, page: str = "08_cli", commands: dict | None = None, prog: str = "disentlit") -> list[str]:
+def check_cli(docs: dict, page: str = "11_cli", commands: dict | None = None, prog: str = "disentlit") -> list[str]:
     if page not in docs: return [f"cli: no page {page}"]
     content = _content(docs[page][1])
     text = content.get_text("\n")
@@ -451,7 +451,7 @@ def check_cli(docs: dict, page: str = "08_cli", commands: dict | None = None, pr
     return problems
 
 
-def static_check(site: Path, symbols: dict | None = None, cli_page: str = "08_cli", commands: dict | None = None,
+def static_check(site: Path, symbols: dict | None = None, cli_page: str = "11_cli", commands: dict | None = None,
                  only: set | None = None) -> dict:
     "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
     docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
