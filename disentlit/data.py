@@ -314,7 +314,8 @@ class GroundTruthData(FactorSpace):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         factors = ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes))
-        return f"{type(self).__name__}({params}): {len(self):,} observations of shape {self.obs_shape}; factors {factors}"
+        return (f"{type(self).__name__}({params}): {len(self):,} observations of shape {self.obs_shape}; "
+                f"factors {factors}")
 
     def _obs(self, idx: np.ndarray) -> np.ndarray: raise NotImplementedError
 
@@ -347,7 +348,8 @@ class XYSquares(GroundTruthData):
         for key, v in dict(square_size=square_size, image_size=image_size).items():
             if not isinstance(v, (int, np.integer)) or v < 1:
                 raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
-        if square_size > image_size: raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
+        if square_size > image_size:
+            raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
         spacing = square_size if grid_spacing is None else grid_spacing
         if not isinstance(spacing, (int, np.integer)) or spacing < 1:
             raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
@@ -454,7 +456,8 @@ def to_float(
     mean=None, # per-channel means (C,) in [0, 1], to standardise with
     std=None, # per-channel standard deviations (C,), all > 0
 ) -> torch.Tensor:
-    "uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0) are given."
+    """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0)
+    are given."""
     u8 = torch.from_numpy(obs).to(device).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
     x = torch.empty(u8.shape, dtype=torch.float32, device=u8.device).copy_(u8)
     if mean is None: return x.mul_(1 / 255)
@@ -497,7 +500,8 @@ def _valid_moments(m, channels: int) -> bool:
 
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
-    "Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every observation)."
+    """Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every
+    observation)."""
     return None
 
 @patch
@@ -505,7 +509,8 @@ def moments(self: GroundTruthData,
             cache: bool = True, # read and write the cache file under `data_dir()`
             progress: bool = False, # show a progress bar while streaming
            ) -> dict:
-    "`channel_moments` of this dataset: in closed form where it has one, else computed once and cached in memory and on disk."
+    """`channel_moments` of this dataset: in closed form where it has one, else computed once and cached in memory and
+    on disk."""
     if getattr(self, "_moments", None) is not None: return self._moments
     if (exact := self._exact_moments()) is not None: self._moments = exact; return exact
     path = data_dir() / "stats" / f"{_stats_key(self)}.json"
@@ -531,7 +536,8 @@ def channel_stats(self: GroundTruthData,
                   cache: bool = True, # read and write the cache file under `data_dir()`
                   progress: bool = False, # show a progress bar while streaming
                  ) -> tuple[np.ndarray, np.ndarray]:
-    "Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention` 'per_image' (Table A2) or 'global'."
+    """Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention` 'per_image' (Table A2) or
+    'global'."""
     if convention not in STATS_CONVENTIONS:
         raise DisentlitError(f"unknown convention {convention!r}; accepted: {', '.join(STATS_CONVENTIONS)}")
     m = self.moments(cache, progress)
@@ -600,15 +606,16 @@ class DeviceData:
                  device=None, # the training device (default: the CPU)
                  max_bytes: int = 16 << 30): # the most a copy of the observations may take on the device
         self.data, self.device = data, torch.device(device or "cpu")
-        self.num_factors, self.sizes, self.obs_shape, self.name = data.num_factors, data.sizes, data.obs_shape, data.name
+        self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes, data.obs_shape,
+                                                                   data.name)
         self._sizes = torch.as_tensor(data._sizes, device=self.device)
         self._strides = torch.as_tensor(data._strides, device=self.device)
         self._levels, self.table = {}, None
         if data._render is None:                               # no renderer on the device: its observations, once
             H, W, C = data.obs_shape
             if len(data) * H * W * C > max_bytes:
-                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, more than "
-                                     f"max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
+                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, "
+                                     f"more than max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
             self.table = torch.empty((len(data), C, H, W), dtype=torch.uint8, device=self.device)
             for s in range(0, len(data), 65536):
                 chunk = torch.from_numpy(data.obs(np.arange(s, min(s + 65536, len(data)))))
