@@ -61,7 +61,7 @@ def check_seed(
     return int(seed)
 
 # %% ../nbs/01a_data.ipynb #b324fd09
-def data_dir() -> Path:
+def data_dir() -> Path: # the folder, made if it did not exist
     "Where datasets and cached statistics live: `$DISENTLIT_DATA`, else `~/.cache/disentlit`."
     path = Path(os.environ.get("DISENTLIT_DATA", Path.home() / ".cache" / "disentlit"))
     try: path.mkdir(parents=True, exist_ok=True)

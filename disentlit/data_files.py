@@ -306,6 +306,8 @@ class FileDataset(GroundTruthData):
     @property
     def params(self) -> dict: return dict(root=None if self.root is None else str(self.root))
 
+    def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}   # pickled without its handle
+
     # raw files -> cache(s); subclasses say how
     @classmethod
     def convert(cls, files: Sequence[Path], root: Path, sizes: Sequence[int] | None = None) -> Path:
@@ -327,9 +329,6 @@ def close(self: FileDataset):
     "Close the HDF5 file (it reopens on the next read)."
     if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
     self._h5 = None
-
-@patch
-def __getstate__(self: FileDataset) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}
 
 # %% ../nbs/01b_data_files.ipynb #74ecf746
 DSPRITES_NAMES = ("shape", "scale", "orientation", "position_x", "position_y")

@@ -154,16 +154,20 @@ def kl_normal(
 
 # %% ../nbs/03_models.ipynb #db942160
 def kl_normal_pair(
-    mu_p, logvar_p, # the mean and log-variance of p (..., D)
-    mu_q, logvar_q, # the mean and log-variance of q, the same shape
+    mu_p, # the means of p (..., D)
+    logvar_p, # the log-variances of p
+    mu_q, # the means of q, the same shape
+    logvar_q, # the log-variances of q
 ) -> torch.Tensor:
     "KL(p || q) per latent between diagonal Gaussians p = (mu_p, exp(logvar_p)) and q = (mu_q, exp(logvar_q))."
     return 0.5 * (logvar_q - logvar_p + (logvar_p.exp() + (mu_p - mu_q).square()) / logvar_q.exp() - 1)
 
 # %% ../nbs/03_models.ipynb #dae676a7
 def symmetric_kl(
-    mu_p, logvar_p, # the mean and log-variance of p (..., D)
-    mu_q, logvar_q, # the mean and log-variance of q, the same shape
+    mu_p, # the means of p (..., D)
+    logvar_p, # the log-variances of p
+    mu_q, # the means of q, the same shape
+    logvar_q, # the log-variances of q
 ) -> torch.Tensor:
     "The symmetric KL of appendix B.2 per latent: (KL(p||q) + KL(q||p)) / 2."
     return 0.5 * kl_normal_pair(mu_p, logvar_p, mu_q, logvar_q) + 0.5 * kl_normal_pair(mu_q, logvar_q, mu_p, logvar_p)
@@ -178,16 +182,20 @@ def ada_shared_mask(
 
 # %% ../nbs/03_models.ipynb #cd6d5766
 def average_gvae(
-    mu1, logvar1, # the first posterior of each pair (B, D)
-    mu2, logvar2, # the second
+    mu1, # the means of the first posterior of each pair (B, D)
+    logvar1, # its log-variances
+    mu2, # the means of the second posterior
+    logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
     "Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances."
     return 0.5 * (mu1 + mu2), torch.log(0.5 * (logvar1.exp() + logvar2.exp()))
 
 # %% ../nbs/03_models.ipynb #312033b6
 def average_mlvae(
-    mu1, logvar1, # the first posterior of each pair (B, D)
-    mu2, logvar2, # the second
+    mu1, # the means of the first posterior of each pair (B, D)
+    logvar1, # its log-variances
+    mu2, # the means of the second posterior
+    logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
     "Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it)."
     v1, v2 = logvar1.exp(), logvar2.exp()
@@ -243,19 +251,33 @@ class AE(nn.Module):
         "Hook: one training batch of `n` observations (N, C, H, W) drawn with `rng`."
         return data.batch(data.sample_idx(n, rng), self.standardise, device)
 
-    def posterior(self, mu, logvar) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    def posterior(self,
+                  mu, # posterior means (N, D), from the encoder
+                  logvar, # posterior log-variances (N, D)
+                 ) -> tuple[torch.Tensor, torch.Tensor, dict]:
         "Hook: change the posteriors before sampling (Ada-GVAE's averaging); returns (mu, logvar, logs)."
         return mu, logvar, {}
 
-    def latent(self, mu, logvar, generator=None) -> torch.Tensor:
+    def latent(self,
+               mu, # posterior means (N, D), after `posterior`
+               logvar, # posterior log-variances (N, D)
+               generator=None, # the loop's noise
+              ) -> torch.Tensor:
         "Hook: the latent code that is decoded."
         return mu
 
-    def regulariser(self, mu, logvar, z, generator=None) -> tuple[torch.Tensor, dict]:
+    def regulariser(self,
+                    mu, # posterior means (N, D), after `posterior`
+                    logvar, # posterior log-variances (N, D)
+                    z, # the codes that were decoded (N, D)
+                    generator=None, # the loop's noise, for terms that sample
+                   ) -> tuple[torch.Tensor, dict]:
         "Hook: the regularisation term and its logs (`generator`: the loop's noise, for terms that sample)."
         return mu.new_zeros(()), {}
 
-    def setup(self, data: GroundTruthData, batch_size: int):
+    def setup(self,
+              data: GroundTruthData, # the training data
+              batch_size: int): # the training batch size
         "Hook: called by `fit` before the first step; check the batch size, read what is needed from the dataset."
 
 # %% ../nbs/03_models.ipynb #bbfec398
@@ -520,7 +542,8 @@ _LOG_2PI = math.log(2 * math.pi)
 
 def gaussian_log_density(
     z, # points
-    mu, logvar, # means and log-variances of the diagonal Gaussians (broadcasting with `z`)
+    mu, # means of the diagonal Gaussians (broadcasting with `z`)
+    logvar, # their log-variances
 ) -> torch.Tensor:
     "log N(z; mu, exp(logvar)) elementwise (broadcasting)."
     return -0.5 * (_LOG_2PI + logvar + (z - mu).square() * (-logvar).exp())
@@ -545,7 +568,8 @@ def _check_estimator(estimator: str) -> str:
     return estimator
 
 def tc_decomposition(
-    mu, logvar, # the posteriors of the batch (M, D)
+    mu, # the posterior means of the batch (M, D)
+    logvar, # their log-variances
     z, # one sample of each posterior (M, D)
     dataset_size: int, # N, the number of observations of the dataset
     estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
@@ -719,7 +743,7 @@ class FactorVAE(VAE):
                                          *self.discriminator.parameters())
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
-    def vae_parameters(self) -> list[nn.Parameter]:
+    def vae_parameters(self) -> list[nn.Parameter]: # what the first optimiser steps
         "The encoder's and decoder's parameters: everything but the discriminator."
         return [p for n, p in self.named_parameters() if not n.startswith("discriminator.")]
 
