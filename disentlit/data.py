@@ -17,40 +17,51 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 from fastcore.basics import patch
+from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
 __all__ = ['MAX_SEED', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS', 'DisentlitError', 'DatasetNotFound', 'ChecksumError',
-           'CorruptFile', 'check_seed', 'as_rng', 'data_dir', 'progress_bar', 'FactorSpace', 'GroundTruthData',
+           'CorruptFile', 'as_rng', 'check_seed', 'data_dir', 'progress_bar', 'FactorSpace', 'GroundTruthData',
            'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments', 'DeviceData', 'plot_traversals',
            'xysquares_one_at_a_time']
 
-# %% ../nbs/01a_data.ipynb #4cb431b9
+# %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
     "Bad input to disentlit: the message says what was wrong and what is accepted."
 
+# %% ../nbs/01a_data.ipynb #d5274852
 class DatasetNotFound(DisentlitError):
     "A file-backed dataset has not been prepared yet; the message says how to prepare it."
 
+# %% ../nbs/01a_data.ipynb #723213cb
 class ChecksumError(DisentlitError):
     "A downloaded or supplied source file does not have the published checksum."
 
+# %% ../nbs/01a_data.ipynb #3a912965
 class CorruptFile(DisentlitError):
     "A source or cache file is truncated or not in the expected format."
 
-# %% ../nbs/01a_data.ipynb #46d60986
+# %% ../nbs/01a_data.ipynb #857de540
+def as_rng(
+    seed: int | np.random.Generator | None = None, # an integer, None (fresh entropy) or a Generator to use as it is
+) -> np.random.Generator:
+    "A numpy `Generator` from a seed, or `seed` itself when it already is one."
+    return np.random.default_rng(seed)
+
+# %% ../nbs/01a_data.ipynb #25a779f3
 MAX_SEED = 2 ** 63 - 1
 
-def check_seed(seed, name: str = "seed") -> int:
+def check_seed(
+    seed, # the value given for the seed
+    name: str = "seed", # what to call it in the error message
+) -> int:
     "A seed: an integer in 0..2**63-1 (what numpy, torch and a SQLite column all take); `DisentlitError` otherwise."
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
         raise DisentlitError(f"{name} must be an integer in 0..2**63-1, got {seed!r}")
     return int(seed)
 
-def as_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
-    "A numpy `Generator` from a seed, or `seed` itself when it already is one."
-    return np.random.default_rng(seed)
-
-def data_dir() -> Path:
+# %% ../nbs/01a_data.ipynb #b324fd09
+def data_dir() -> Path: # the folder, made if it did not exist
     "Where datasets and cached statistics live: `$DISENTLIT_DATA`, else `~/.cache/disentlit`."
     path = Path(os.environ.get("DISENTLIT_DATA", Path.home() / ".cache" / "disentlit"))
     try: path.mkdir(parents=True, exist_ok=True)
@@ -59,7 +70,14 @@ def data_dir() -> Path:
                              "set DISENTLIT_DATA to a folder you can write") from None
     return path
 
-# %% ../nbs/01a_data.ipynb #370337b1
+# %% ../nbs/01a_data.ipynb #dab6a530
+def _interactive(stream) -> bool:
+    "Whether `stream` is a terminal or a Jupyter kernel's stream (where tqdm can redraw in place)."
+    if os.environ.get("DISENTLIT_PROGRESS") == "lines": return False
+    if getattr(stream, "isatty", lambda: False)(): return True
+    return type(stream).__module__.startswith("ipykernel")
+
+# %% ../nbs/01a_data.ipynb #be3d3878
 PROGRESS_SECONDS = 5.0    # seconds between two progress lines in a log (not a terminal, not a notebook)
 
 class _Lines:
@@ -69,28 +87,42 @@ class _Lines:
         if s := re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", s).replace("\r", "").strip(): self.stream.write(s + "\n")
     def flush(self): self.stream.flush()
 
-def _interactive(stream) -> bool:
-    "Whether `stream` is a terminal or a Jupyter kernel's stream (where tqdm can redraw in place)."
-    if os.environ.get("DISENTLIT_PROGRESS") == "lines": return False
-    if getattr(stream, "isatty", lambda: False)(): return True
-    return type(stream).__module__.startswith("ipykernel")
+class _LineBar(_log_tqdm):
+    "tqdm for a log: a line is drawn only when the count or the postfix changed since the last line drawn."
+    _drawn = None
+    def display(self, msg=None, pos=None):
+        if msg is None:
+            if (self.n, self.postfix) == self._drawn: return True
+            self._drawn = (self.n, self.postfix)
+        return super().display(msg, pos)
 
-def progress_bar(iterable=None, total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False,
-                 stream=None, **kwargs):
+# %% ../nbs/01a_data.ipynb #931e2585
+def progress_bar(
+    iterable=None, # what to iterate over (or None, and `update` by hand)
+    total: int | None = None, # the number of steps, when `iterable` has no length
+    desc: str = "", # the label in front of the bar
+    unit: str = "it", # what a step is called
+    disable: bool = False, # show nothing (from `--quiet` or `progress=False`)
+    stream=None, # where the bar goes (default: stderr)
+    **kwargs, # more arguments for tqdm
+):
     """A tqdm bar on `stream` (default stderr): redrawn in place in a terminal or notebook, otherwise one line every
     `PROGRESS_SECONDS` seconds; `disable=True` (from `--quiet` or `progress=False`) shows nothing."""
     from tqdm.auto import tqdm
     stream = stream or sys.stderr
-    if _interactive(stream): return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream, **kwargs)
+    if _interactive(stream):
+        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream, **kwargs)
     kwargs.pop("dynamic_ncols", None)
     kwargs = dict(dict(mininterval=PROGRESS_SECONDS, maxinterval=PROGRESS_SECONDS, ncols=100, ascii=True), **kwargs)
-    return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=_Lines(stream), **kwargs)
+    return _LineBar(iterable, total=total, desc=desc, unit=unit, disable=disable, file=_Lines(stream), **kwargs)
 
-# %% ../nbs/01a_data.ipynb #8b722465
+# %% ../nbs/01a_data.ipynb #613a777b
 class FactorSpace:
     "Factor names and sizes: the set $\\mathcal{Y} = [f_1] \\times \\ldots \\times [f_F]$ of the paper's section 4.1."
 
-    def __init__(self, names: Sequence[str], sizes: Sequence[int]):
+    def __init__(self,
+                 names: Sequence[str], # one name per factor, all different
+                 sizes: Sequence[int]): # the number of values of each factor, >= 1
         names, sizes = tuple(str(n) for n in names), tuple(int(s) for s in sizes)
         if len(names) != len(sizes) or not names:
             raise DisentlitError(f"need one size per factor name, got {len(names)} names and {len(sizes)} sizes")
@@ -108,85 +140,130 @@ class FactorSpace:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{n}={s}' for n, s in zip(self.names, self.sizes))})"
 
-    def factor_index(self, factor: int | str) -> int:
-        "The position of `factor` (a name or an integer) among the factors."
-        if isinstance(factor, (int, np.integer)) and 0 <= factor < self.num_factors: return int(factor)
-        if factor in self.names: return self.names.index(factor)
-        raise DisentlitError(f"unknown factor {factor!r}; accepted: {', '.join(self.names)} or 0..{self.num_factors - 1}")
-
-    def check_pos(self, pos) -> np.ndarray:
-        "`pos` as an int64 array of shape (..., F), or an error saying which values are out of range."
-        pos = np.asarray(pos)
-        if pos.ndim == 0 or pos.shape[-1] != self.num_factors:
-            raise DisentlitError(f"positions must have shape (..., {self.num_factors}) for factors {self.names}, got shape {pos.shape}")
-        if pos.size and not np.issubdtype(pos.dtype, np.integer):
-            if not np.all(np.mod(pos, 1) == 0):
-                raise DisentlitError(f"positions must be whole numbers, got dtype {pos.dtype}")
-        pos = pos.astype(np.int64)
-        bad = (pos < 0) | (pos >= self._sizes)
-        if bad.any():
-            f = int(np.argwhere(bad)[0][-1])
-            raise DisentlitError(f"position out of range for factor {self.names[f]!r}: accepted 0..{self.sizes[f] - 1}, got {pos[bad][0]}")
-        return pos
-
-    def check_idx(self, idx) -> np.ndarray:
-        "`idx` as an int64 array, or an error naming the accepted range."
-        idx = np.asarray(idx)
-        if idx.size and not np.issubdtype(idx.dtype, np.integer):
-            raise DisentlitError(f"indices must be integers, got dtype {idx.dtype}")
-        idx = idx.astype(np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= len(self)):
-            raise DisentlitError(f"index out of range: accepted 0..{len(self) - 1}, got {idx.min() if idx.min() < 0 else idx.max()}")
-        return idx
-
-    def pos_to_idx(self, pos) -> np.ndarray:
-        "Indices of positions: (..., F) -> (...)."
-        return self.check_pos(pos) @ self._strides
-
-    def idx_to_pos(self, idx) -> np.ndarray:
-        "Positions of indices: (...) -> (..., F)."
-        return self.check_idx(idx)[..., None] // self._strides % self._sizes
-
-# %% ../nbs/01a_data.ipynb #28193a41
+# %% ../nbs/01a_data.ipynb #a659371b
 @patch
-def sample_pos(self: FactorSpace, n: int, seed=None) -> np.ndarray:
+def factor_index(self: FactorSpace,
+                 factor: int | str, # a factor's name, or its position 0..F-1
+                ) -> int:
+    "The position of `factor` (a name or an integer) among the factors."
+    if isinstance(factor, (int, np.integer)) and 0 <= factor < self.num_factors: return int(factor)
+    if factor in self.names: return self.names.index(factor)
+    raise DisentlitError(f"unknown factor {factor!r}; accepted: {', '.join(self.names)} or "
+                         f"0..{self.num_factors - 1}")
+
+# %% ../nbs/01a_data.ipynb #899ef033
+@patch
+def check_pos(self: FactorSpace,
+              pos, # positions, an array-like (..., F) of whole numbers
+             ) -> np.ndarray:
+    "`pos` as an int64 array of shape (..., F), or an error saying which values are out of range."
+    pos = np.asarray(pos)
+    if pos.ndim == 0 or pos.shape[-1] != self.num_factors:
+        raise DisentlitError(f"positions must have shape (..., {self.num_factors}) for factors {self.names}, "
+                             f"got shape {pos.shape}")
+    if pos.size and not np.issubdtype(pos.dtype, np.integer):
+        if not np.all(np.mod(pos, 1) == 0):
+            raise DisentlitError(f"positions must be whole numbers, got dtype {pos.dtype}")
+    pos = pos.astype(np.int64)
+    bad = (pos < 0) | (pos >= self._sizes)
+    if bad.any():
+        f = int(np.argwhere(bad)[0][-1])
+        raise DisentlitError(f"position out of range for factor {self.names[f]!r}: accepted 0..{self.sizes[f] - 1}, "
+                             f"got {pos[bad][0]}")
+    return pos
+
+# %% ../nbs/01a_data.ipynb #b5e513a8
+@patch
+def check_idx(self: FactorSpace,
+              idx, # indices, an integer array-like of any shape
+             ) -> np.ndarray:
+    "`idx` as an int64 array, or an error naming the accepted range."
+    idx = np.asarray(idx)
+    if idx.size and not np.issubdtype(idx.dtype, np.integer):
+        raise DisentlitError(f"indices must be integers, got dtype {idx.dtype}")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= len(self)):
+        raise DisentlitError(f"index out of range: accepted 0..{len(self) - 1}, "
+                             f"got {idx.min() if idx.min() < 0 else idx.max()}")
+    return idx
+
+# %% ../nbs/01a_data.ipynb #6e7ff2b0
+@patch
+def pos_to_idx(self: FactorSpace,
+               pos, # positions (..., F)
+              ) -> np.ndarray:
+    "Indices of positions: (..., F) -> (...)."
+    return self.check_pos(pos) @ self._strides
+
+# %% ../nbs/01a_data.ipynb #fea7b499
+@patch
+def idx_to_pos(self: FactorSpace,
+               idx, # indices (...)
+              ) -> np.ndarray:
+    "Positions of indices: (...) -> (..., F)."
+    return self.check_idx(idx)[..., None] // self._strides % self._sizes
+
+# %% ../nbs/01a_data.ipynb #50e410a7
+@patch
+def sample_pos(self: FactorSpace,
+               n: int, # how many positions
+               seed=None, # an integer, None or a numpy Generator
+              ) -> np.ndarray:
     "`n` positions drawn uniformly from the whole space: (n, F)."
     return as_rng(seed).integers(0, self._sizes, size=(int(n), self.num_factors))
 
+# %% ../nbs/01a_data.ipynb #16b3c9ae
 @patch
-def sample_idx(self: FactorSpace, n: int, seed=None) -> np.ndarray:
+def sample_idx(self: FactorSpace,
+               n: int, # how many indices
+               seed=None, # an integer, None or a numpy Generator
+              ) -> np.ndarray:
     "`n` indices drawn uniformly (with replacement) from the whole space."
     return as_rng(seed).integers(0, len(self), size=int(n))
 
+# %% ../nbs/01a_data.ipynb #704aba53
 @patch
-def traversal(self: FactorSpace, pos, factor: int | str) -> np.ndarray:
+def traversal(self: FactorSpace,
+              pos, # the position (F,) to traverse through
+              factor: int | str, # the factor that moves
+             ) -> np.ndarray:
     "The traversal through `pos` along `factor`: (f_i, F) positions, factor `i` running 0..f_i-1."
     i, pos = self.factor_index(factor), self.check_pos(pos)
     out = np.repeat(pos[None], self.sizes[i], axis=0)
     out[:, i] = np.arange(self.sizes[i])
     return out
 
+# %% ../nbs/01a_data.ipynb #9f70a261
 @patch
-def sample_traversals(self: FactorSpace, n: int, factor: int | str, seed=None) -> np.ndarray:
+def sample_traversals(self: FactorSpace,
+                      n: int, # how many traversals
+                      factor: int | str, # the factor that moves along each
+                      seed=None, # an integer, None or a numpy Generator
+                     ) -> np.ndarray:
     "`n` traversals along `factor` through random positions: (n, f_i, F)."
     i = self.factor_index(factor)
     out = np.repeat(self.sample_pos(n, seed)[:, None], self.sizes[i], axis=1)
     out[:, :, i] = np.arange(self.sizes[i])
     return out
 
-# %% ../nbs/01a_data.ipynb #fc296d75
+# %% ../nbs/01a_data.ipynb #cd232b6c
 def _shift(rng: np.random.Generator, values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     "Move each value to a different one, uniformly among the other `size - 1` (sizes must be >= 2)."
     return (values + rng.integers(1, np.broadcast_to(sizes, values.shape))) % sizes
 
 @patch
-def sample_pairs(self: FactorSpace, n: int, k: int | None = None, seed=None) -> tuple[np.ndarray, np.ndarray]:
+def sample_pairs(self: FactorSpace,
+                 n: int, # how many pairs
+                 k: int | None = None, # how many factors differ in each pair; None: uniform in 1..F per pair
+                 seed=None, # an integer, None or a numpy Generator
+                ) -> tuple[np.ndarray, np.ndarray]:
     "`n` pairs of positions differing in exactly `k` factors; `k=None` draws k uniformly from 1..F per pair."
     rng, varying = as_rng(seed), self._sizes > 1
     k_max = int(varying.sum())
     if k_max == 0: raise DisentlitError("no factor has more than one value, so no two positions differ")
     if k is None: k = rng.integers(1, k_max + 1, size=int(n))
-    elif not 1 <= k <= k_max: raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
+    elif not 1 <= k <= k_max:
+        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
     a = self.sample_pos(n, rng)
     # rank the varying factors in a random order per pair; the k first ones change
     keys = np.where(varying, rng.random((int(n), self.num_factors)), np.inf)
@@ -194,8 +271,13 @@ def sample_pairs(self: FactorSpace, n: int, k: int | None = None, seed=None) -> 
     b = np.where(change, _shift(rng, a, np.maximum(self._sizes, 2)), a)
     return a, b
 
+# %% ../nbs/01a_data.ipynb #03dcf443
 @patch
-def sample_traversal_pairs(self: FactorSpace, n: int, factor: int | str | None = None, seed=None) -> tuple[np.ndarray, np.ndarray]:
+def sample_traversal_pairs(self: FactorSpace,
+                           n: int, # how many pairs
+                           factor: int | str | None = None, # the factor they differ in; None: a random one per pair
+                           seed=None, # an integer, None or a numpy Generator
+                          ) -> tuple[np.ndarray, np.ndarray]:
     "`n` pairs on one traversal: they differ (a != b) in one factor, `factor` or a random one per pair."
     rng, varying = as_rng(seed), np.flatnonzero(self._sizes > 1)
     if factor is None:
@@ -203,7 +285,8 @@ def sample_traversal_pairs(self: FactorSpace, n: int, factor: int | str | None =
         f = rng.choice(varying, size=int(n))
     else:
         f = np.full(int(n), self.factor_index(factor))
-        if self.sizes[f[0]] < 2: raise DisentlitError(f"factor {self.names[f[0]]!r} has one value, so no pair along it differs")
+        if self.sizes[f[0]] < 2:
+            raise DisentlitError(f"factor {self.names[f[0]]!r} has one value, so no pair along it differs")
     a = self.sample_pos(n, rng)
     b = a.copy()
     rows = np.arange(int(n))
@@ -216,7 +299,10 @@ class GroundTruthData(FactorSpace):
     name = "ground_truth"
     _render = None          # a dataset that draws float batches from positions on any device defines it (XYSquares)
 
-    def __init__(self, names: Sequence[str], sizes: Sequence[int], obs_shape: Sequence[int]):
+    def __init__(self,
+                 names: Sequence[str], # one name per factor
+                 sizes: Sequence[int], # the number of values of each factor
+                 obs_shape: Sequence[int]): # the shape (H, W, C) of one observation
         super().__init__(names, sizes)
         self.obs_shape = tuple(int(s) for s in obs_shape)
 
@@ -228,32 +314,45 @@ class GroundTruthData(FactorSpace):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         factors = ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes))
-        return f"{type(self).__name__}({params}): {len(self):,} observations of shape {self.obs_shape}; factors {factors}"
+        return (f"{type(self).__name__}({params}): {len(self):,} observations of shape {self.obs_shape}; "
+                f"factors {factors}")
 
     def _obs(self, idx: np.ndarray) -> np.ndarray: raise NotImplementedError
 
-    def obs(self, idx) -> np.ndarray:
+    def obs(self,
+            idx, # one index, or an array of them
+           ) -> np.ndarray:
         "Observations at `idx`: uint8 (H, W, C) for one index, (N, H, W, C) for a sequence."
         idx = self.check_idx(idx)
         if idx.ndim == 0: return self._obs(idx[None])[0]
         return self._obs(idx.reshape(-1)).reshape(*idx.shape, *self.obs_shape)
 
-    def obs_at(self, pos) -> np.ndarray:
+    def obs_at(self,
+               pos, # positions (..., F)
+              ) -> np.ndarray:
         "Observations at positions (..., F)."
         return self.obs(self.pos_to_idx(pos))
 
-# %% ../nbs/01a_data.ipynb #f38b2ac6
+# %% ../nbs/01a_data.ipynb #10c7b7f7
 class XYSquares(GroundTruthData):
     "The paper's adversarial dataset: up to three squares on a grid, one colour channel each."
     name = "xysquares"
 
-    def __init__(self, square_size: int = 8, image_size: int = 64, grid_size: int | None = None,
-                 grid_spacing: int | None = None, num_squares: int = 3, rgb: bool = True):
+    def __init__(self,
+                 square_size: int = 8, # the side of a square, in pixels
+                 image_size: int = 64, # the side of the image, in pixels
+                 grid_size: int | None = None, # positions per axis; None: every position that fits
+                 grid_spacing: int | None = None, # pixels between neighbouring positions; None: the square size
+                 num_squares: int = 3, # 1, 2 or 3 squares
+                 rgb: bool = True): # coloured squares on 3 channels, or white squares on one
         for key, v in dict(square_size=square_size, image_size=image_size).items():
-            if not isinstance(v, (int, np.integer)) or v < 1: raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
-        if square_size > image_size: raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
+        if square_size > image_size:
+            raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
         spacing = square_size if grid_spacing is None else grid_spacing
-        if not isinstance(spacing, (int, np.integer)) or spacing < 1: raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
+        if not isinstance(spacing, (int, np.integer)) or spacing < 1:
+            raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
         fits = (image_size - square_size) // spacing + 1
         grid = fits if grid_size is None else grid_size
         if not isinstance(grid, (int, np.integer)) or not 1 <= grid <= fits:
@@ -275,38 +374,47 @@ class XYSquares(GroundTruthData):
         return dict(square_size=self.square_size, image_size=self.image_size, grid_size=self.grid_size,
                     grid_spacing=self.grid_spacing, num_squares=self.num_squares, rgb=self.rgb)
 
-    def _obs(self, idx: np.ndarray) -> np.ndarray:
-        corner = self.offset + self.idx_to_pos(idx) * self.grid_spacing       # (N, 2S): x, y of each square
-        px = np.arange(self.image_size)
-        inside = (px >= corner[..., None]) & (px < corner[..., None] + self.square_size)  # (N, 2S, image)
-        on = torch.from_numpy(inside.view(np.uint8)) * 255
-        cols, rows = on[:, 0::2], on[:, 1::2]                                  # (N, S, image) each
-        squares = rows[:, :, :, None] & cols[:, :, None, :]                    # (N, S, H, W): each square's image
-        if not self.rgb: squares = squares.amax(1, keepdim=True)               # white squares; overlaps stay white
-        elif self.num_squares < 3: squares = torch.cat([squares, squares.new_zeros(len(idx), 3 - self.num_squares, *squares.shape[2:])], 1)
-        return squares.permute(0, 2, 3, 1).numpy()                            # (N, H, W, C), channel-first in memory
+# %% ../nbs/01a_data.ipynb #9e80bfcd
+@patch
+def _obs(self: XYSquares, idx: np.ndarray) -> np.ndarray:
+    corner = self.offset + self.idx_to_pos(idx) * self.grid_spacing       # (N, 2S): x, y of each square
+    px = np.arange(self.image_size)
+    inside = (px >= corner[..., None]) & (px < corner[..., None] + self.square_size)  # (N, 2S, image)
+    on = torch.from_numpy(inside.view(np.uint8)) * 255
+    cols, rows = on[:, 0::2], on[:, 1::2]                                  # (N, S, image) each
+    squares = rows[:, :, :, None] & cols[:, :, None, :]                    # (N, S, H, W): each square's image
+    if not self.rgb: squares = squares.amax(1, keepdim=True)               # white squares; overlaps stay white
+    elif self.num_squares < 3:
+        squares = torch.cat([squares, squares.new_zeros(len(idx), 3 - self.num_squares, *squares.shape[2:])], 1)
+    return squares.permute(0, 2, 3, 1).numpy()                            # (N, H, W, C), channel-first in memory
 
 # %% ../nbs/01a_data.ipynb #831bdba3
 class XYObject(XYSquares):
     "One white square on an overlapping grid: a small dataset any VAE should disentangle."
     name = "xyobject"
 
-    def __init__(self, square_size: int = 8, image_size: int = 64, grid_size: int | None = None, grid_spacing: int = 4):
+    def __init__(self,
+                 square_size: int = 8, # the side of the square, in pixels
+                 image_size: int = 64, # the side of the image, in pixels
+                 grid_size: int | None = None, # positions per axis; None: every position that fits
+                 grid_spacing: int = 4): # pixels between neighbouring positions (half the square: they overlap)
         super().__init__(square_size, image_size, grid_size, grid_spacing, num_squares=1, rgb=False)
 
     def _factor_names(self) -> list[str]: return ["x", "y"]
 
     @property
     def params(self) -> dict:
-        return dict(square_size=self.square_size, image_size=self.image_size, grid_size=self.grid_size, grid_spacing=self.grid_spacing)
+        return dict(square_size=self.square_size, image_size=self.image_size, grid_size=self.grid_size,
+                    grid_spacing=self.grid_spacing)
 
-# %% ../nbs/01a_data.ipynb #80ec55df
+# %% ../nbs/01a_data.ipynb #77e7006e
 def _square(u, v): return np.maximum(np.abs(u), np.abs(v)) - 0.7
 def _ellipse(u, v): return u ** 2 + (v / 0.5) ** 2 - 1.0
 def _heart(u, v):
     x, y = 1.3 * u, 0.15 - 1.3 * v               # image rows point down: flip so the heart points down
     return (x ** 2 + y ** 2 - 1) ** 3 - x ** 2 * y ** 3
 
+# %% ../nbs/01a_data.ipynb #f68153c0
 class Sprites(GroundTruthData):
     "A procedural dSprites look-alike: shape, scale, orientation and x, y position of a white sprite."
     name = "sprites"
@@ -319,41 +427,55 @@ class Sprites(GroundTruthData):
         self.centres = np.linspace(12.0, 52.0, 32)          # pixels; a sprite reaches at most 10px from its centre
         self.radius = 10.0
 
-    def _obs(self, idx: np.ndarray) -> np.ndarray:
-        shape, scale, angle, x, y = self.idx_to_pos(idx).T
-        cx, cy = self.centres[x], self.centres[y]
-        # a sprite reaches at most `radius` pixels from its centre: evaluate only a 23 x 23 window around it
-        win = np.arange(23)
-        c0, r0 = np.floor(cx).astype(np.int64) - 11, np.floor(cy).astype(np.int64) - 11
-        cols, rows = c0[:, None] + win, r0[:, None] + win                     # (N, 23) pixel indices
-        du = (cols + 0.5 - cx[:, None])[:, None, :]                           # (N, 1, 23): column offsets
-        dv = (rows + 0.5 - cy[:, None])[:, :, None]                           # (N, 23, 1): row offsets
-        c, s = np.cos(self.angles[angle])[:, None, None], np.sin(self.angles[angle])[:, None, None]
-        r = (self.radius * self.scales[scale])[:, None, None]
-        u, v = (c * du + s * dv) / r, (c * dv - s * du) / r
-        inside = np.zeros(u.shape, dtype=bool)
-        for k, fn in enumerate(self.shapes):
-            m = shape == k
-            if m.any(): inside[m] = fn(u[m], v[m]) <= 0
-        out = np.zeros((len(idx), 64, 64), dtype=np.uint8)
-        out[np.arange(len(idx))[:, None, None], rows[:, :, None], cols[:, None, :]] = inside.view(np.uint8) * np.uint8(255)
-        return out[..., None]
+# %% ../nbs/01a_data.ipynb #88bb4a47
+@patch
+def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
+    shape, scale, angle, x, y = self.idx_to_pos(idx).T
+    cx, cy = self.centres[x], self.centres[y]
+    # a sprite reaches at most `radius` pixels from its centre: evaluate only a 23 x 23 window around it
+    win = np.arange(23)
+    c0, r0 = np.floor(cx).astype(np.int64) - 11, np.floor(cy).astype(np.int64) - 11
+    cols, rows = c0[:, None] + win, r0[:, None] + win                     # (N, 23) pixel indices
+    du = (cols + 0.5 - cx[:, None])[:, None, :]                           # (N, 1, 23): column offsets
+    dv = (rows + 0.5 - cy[:, None])[:, :, None]                           # (N, 23, 1): row offsets
+    c, s = np.cos(self.angles[angle])[:, None, None], np.sin(self.angles[angle])[:, None, None]
+    r = (self.radius * self.scales[scale])[:, None, None]
+    u, v = (c * du + s * dv) / r, (c * dv - s * du) / r
+    inside = np.zeros(u.shape, dtype=bool)
+    for k, fn in enumerate(self.shapes):
+        m = shape == k
+        if m.any(): inside[m] = fn(u[m], v[m]) <= 0
+    out = np.zeros((len(idx), 64, 64), dtype=np.uint8)
+    out[np.arange(len(idx))[:, None, None], rows[:, :, None], cols[:, None, :]] = inside.view(np.uint8) * np.uint8(255)
+    return out[..., None]
 
-# %% ../nbs/01a_data.ipynb #74ce9782
-def to_float(obs: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
-    "uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0) are given."
+# %% ../nbs/01a_data.ipynb #563b5066
+def to_float(
+    obs: np.ndarray, # uint8 observations (N, H, W, C)
+    device=None, # where the tensor goes (the bytes are moved first: 4x less to copy)
+    mean=None, # per-channel means (C,) in [0, 1], to standardise with
+    std=None, # per-channel standard deviations (C,), all > 0
+) -> torch.Tensor:
+    """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0)
+    are given."""
     u8 = torch.from_numpy(obs).to(device).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
     x = torch.empty(u8.shape, dtype=torch.float32, device=u8.device).copy_(u8)
     if mean is None: return x.mul_(1 / 255)
     per_channel = lambda v: torch.as_tensor(v, dtype=torch.float32, device=x.device).reshape(-1, 1, 1)
     return x.mul_(per_channel(1 / (255 * np.asarray(std)))).add_(per_channel(-np.asarray(mean) / np.asarray(std)))
 
-def channel_moments(data: GroundTruthData, chunk: int = 1024, progress: bool = False) -> dict:
+# %% ../nbs/01a_data.ipynb #468f0a59
+def channel_moments(
+    data: GroundTruthData, # the dataset, read in full
+    chunk: int = 1024, # observations per step of the pass
+    progress: bool = False, # show a progress bar
+) -> dict:
     "One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std, values in [0, 1]."
     H, W, C = data.obs_shape
     n = H * W
     s1, s2, s_img = (torch.zeros(C, dtype=torch.float64) for _ in range(3))
-    for start in progress_bar(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}", unit_scale=chunk):
+    for start in progress_bar(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}",
+                              unit_scale=chunk):
         obs = torch.from_numpy(data.obs(np.arange(start, min(start + chunk, len(data)))))
         x = obs.permute(0, 3, 1, 2).reshape(len(obs), C, n).to(torch.float64)    # integers 0..255: sums are exact
         t1, t2 = x.sum(-1), torch.einsum("ncp,ncp->nc", x, x)
@@ -364,11 +486,10 @@ def channel_moments(data: GroundTruthData, chunk: int = 1024, progress: bool = F
     return dict(mean=(mean / 255).tolist(), std_global=((s2 / (N * n) - mean ** 2).clamp_min(0).sqrt() / 255).tolist(),
                 std_per_image=(s_img / N / 255).tolist())
 
-# %% ../nbs/01a_data.ipynb #750309c2
-STATS_CONVENTIONS = ("per_image", "global")
-
+# %% ../nbs/01a_data.ipynb #d6d61f1a
 def _stats_key(data: GroundTruthData) -> str:
-    spec = json.dumps(dict(name=data.name, params=data.params, sizes=data.sizes, shape=data.obs_shape), sort_keys=True, default=str)
+    spec = json.dumps(dict(name=data.name, params=data.params, sizes=data.sizes, shape=data.obs_shape), sort_keys=True,
+                      default=str)
     return f"{data.name}-{hashlib.sha1(spec.encode()).hexdigest()[:12]}"
 
 def _valid_moments(m, channels: int) -> bool:
@@ -379,12 +500,17 @@ def _valid_moments(m, channels: int) -> bool:
 
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
-    "Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every observation)."
+    """Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every
+    observation)."""
     return None
 
 @patch
-def moments(self: GroundTruthData, cache: bool = True, progress: bool = False) -> dict:
-    "`channel_moments` of this dataset: in closed form where it has one, else computed once and cached in memory and on disk."
+def moments(self: GroundTruthData,
+            cache: bool = True, # read and write the cache file under `data_dir()`
+            progress: bool = False, # show a progress bar while streaming
+           ) -> dict:
+    """`channel_moments` of this dataset: in closed form where it has one, else computed once and cached in memory and
+    on disk."""
     if getattr(self, "_moments", None) is not None: return self._moments
     if (exact := self._exact_moments()) is not None: self._moments = exact; return exact
     path = data_dir() / "stats" / f"{_stats_key(self)}.json"
@@ -401,20 +527,34 @@ def moments(self: GroundTruthData, cache: bool = True, progress: bool = False) -
         os.replace(tmp, path)
     return self._moments
 
+# %% ../nbs/01a_data.ipynb #31e2802b
+STATS_CONVENTIONS = ("per_image", "global")
+
 @patch
-def channel_stats(self: GroundTruthData, convention: str = "per_image", cache: bool = True, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    "Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention` 'per_image' (Table A2) or 'global'."
-    if convention not in STATS_CONVENTIONS: raise DisentlitError(f"unknown convention {convention!r}; accepted: {', '.join(STATS_CONVENTIONS)}")
+def channel_stats(self: GroundTruthData,
+                  convention: str = "per_image", # 'per_image' (Table A2) or 'global' (over all pixels)
+                  cache: bool = True, # read and write the cache file under `data_dir()`
+                  progress: bool = False, # show a progress bar while streaming
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention` 'per_image' (Table A2) or
+    'global'."""
+    if convention not in STATS_CONVENTIONS:
+        raise DisentlitError(f"unknown convention {convention!r}; accepted: {', '.join(STATS_CONVENTIONS)}")
     m = self.moments(cache, progress)
     return np.array(m["mean"]), np.array(m[f"std_{convention}"])
 
+# %% ../nbs/01a_data.ipynb #abcd582b
 @patch
 def _float_obs(self: GroundTruthData, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
     "Hook: float observations (N, C, H, W) of validated indices; datasets that can draw floats directly override it."
     return to_float(self._obs(idx), device, mean, std)
 
 @patch
-def batch(self: GroundTruthData, idx, standardise: bool = False, device=None) -> torch.Tensor:
+def batch(self: GroundTruthData,
+          idx, # indices of the observations
+          standardise: bool = False, # standardise each channel with `channel_stats()`, else values in [0, 1]
+          device=None, # where the tensor goes
+         ) -> torch.Tensor:
     "Float tensor (N, C, H, W) of the observations at `idx`: in [0, 1], or standardised per channel."
     idx = self.check_idx(np.atleast_1d(idx)).reshape(-1)
     if not standardise: return self._float_obs(idx, device)
@@ -431,10 +571,11 @@ def _exact_moments(self: XYSquares) -> dict | None:
     return dict(mean=mean, std_global=[math.sqrt(m * (1 - m)) for m in mean],
                 std_per_image=[math.sqrt((k - k * k / n) / (n - 1)) for k in lit])
 
-# %% ../nbs/01a_data.ipynb #12aadb6b
+# %% ../nbs/01a_data.ipynb #86593d78
 @patch
 def _render(self: XYSquares, pos: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
-    "Float observations (N, C, H, W) of positions `pos` (N, F), a tensor on the device to draw on: background `lo`, squares `hi` (C,)."
+    """Float observations (N, C, H, W) of positions `pos` (N, F), a tensor on the device to draw on: background `lo`,
+    squares `hi` (C,)."""
     device, C, N, S, size = pos.device, self.obs_shape[-1], len(pos), self.num_squares, self.square_size
     x = lo.view(1, C, 1, 1).expand(N, C, self.image_size, self.image_size).contiguous()
     corner = self.offset + pos * self.grid_spacing                                  # (N, 2S): x, y of each square
@@ -444,6 +585,7 @@ def _render(self: XYSquares, pos: torch.Tensor, lo: torch.Tensor, hi: torch.Tens
     where = (torch.arange(N, device=device).view(N, 1, 1, 1), ch.view(1, S, 1, 1), rows[..., None], cols[:, :, None, :])
     return x.index_put_(where, hi[ch].view(1, S, 1, 1).expand(N, S, size, size))
 
+# %% ../nbs/01a_data.ipynb #a7b97b98
 def _levels(mean, std, C: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     "The values of a pixel at 0 and at 1 per channel (C,): raw, or standardised by `mean` and `std`."
     mean, std = (np.zeros(C), np.ones(C)) if mean is None else (np.asarray(mean), np.asarray(std))
@@ -452,22 +594,28 @@ def _levels(mean, std, C: int, device=None) -> tuple[torch.Tensor, torch.Tensor]
 
 @patch
 def _float_obs(self: XYSquares, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
-    return self._render(torch.as_tensor(self.idx_to_pos(idx), device=device), *_levels(mean, std, self.obs_shape[-1], device))
+    return self._render(torch.as_tensor(self.idx_to_pos(idx), device=device),
+                        *_levels(mean, std, self.obs_shape[-1], device))
 
-# %% ../nbs/01a_data.ipynb #8ad09a31
+# %% ../nbs/01a_data.ipynb #c9aed862
 class DeviceData:
-    "A dataset's sampling and batches on one device, driven by a torch generator there: a training step does no host work."
-    def __init__(self, data: GroundTruthData, device=None, max_bytes: int = 16 << 30):
+    """A dataset's sampling and batches on one device, driven by a torch generator there: a training step does no host
+    work."""
+    def __init__(self,
+                 data: GroundTruthData, # the dataset
+                 device=None, # the training device (default: the CPU)
+                 max_bytes: int = 16 << 30): # the most a copy of the observations may take on the device
         self.data, self.device = data, torch.device(device or "cpu")
-        self.num_factors, self.sizes, self.obs_shape, self.name = data.num_factors, data.sizes, data.obs_shape, data.name
+        self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes, data.obs_shape,
+                                                                   data.name)
         self._sizes = torch.as_tensor(data._sizes, device=self.device)
         self._strides = torch.as_tensor(data._strides, device=self.device)
         self._levels, self.table = {}, None
         if data._render is None:                               # no renderer on the device: its observations, once
             H, W, C = data.obs_shape
             if len(data) * H * W * C > max_bytes:
-                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, more than "
-                                     f"max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
+                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, "
+                                     f"more than max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
             self.table = torch.empty((len(data), C, H, W), dtype=torch.uint8, device=self.device)
             for s in range(0, len(data), 65536):
                 chunk = torch.from_numpy(data.obs(np.arange(s, min(s + 65536, len(data)))))
@@ -477,36 +625,59 @@ class DeviceData:
     def pos_to_idx(self, pos: torch.Tensor) -> torch.Tensor: return (pos * self._strides).sum(-1)
     def idx_to_pos(self, idx: torch.Tensor) -> torch.Tensor: return idx[..., None] // self._strides % self._sizes
 
-    def sample_idx(self, n: int, generator: torch.Generator) -> torch.Tensor:
+    def sample_idx(self,
+                   n: int, # how many indices
+                   generator: torch.Generator, # a torch generator on the device
+                  ) -> torch.Tensor:
         "`n` indices drawn uniformly with replacement, on the device."
         return torch.randint(len(self.data), (int(n),), generator=generator, device=self.device)
 
-    def sample_pairs(self, n: int, k: int | None, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        "`n` pairs of positions differing in exactly `k` factors (uniform in 1..F per pair when None), as `sample_pairs`."
-        varying = self._sizes > 1
-        k_max = int(varying.sum())
-        if k is None: k = torch.randint(1, k_max + 1, (int(n), 1), generator=generator, device=self.device)
-        elif not 1 <= k <= k_max: raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
-        a = self.idx_to_pos(self.sample_idx(n, generator))
-        keys = torch.rand((int(n), self.num_factors), generator=generator, device=self.device).masked_fill(~varying, 2.0)
-        change = keys.argsort(1).argsort(1) < k                         # the k first varying factors in a random order
-        size = self._sizes.clamp_min(2)
-        step = 1 + (torch.rand(a.shape, generator=generator, device=self.device) * (size - 1)).long().clamp_max(size - 2)
-        return a, torch.where(change, (a + step) % size, a)
+# %% ../nbs/01a_data.ipynb #69622b20
+@patch
+def batch(self: DeviceData,
+          idx: torch.Tensor, # indices, a tensor on the device
+          standardise: bool = False, # standardise each channel as `data.batch` does
+          device=None, # unused: the batch is on the device already (the dataset's `batch` takes it)
+         ) -> torch.Tensor:
+    "Float observations (N, C, H, W) at `idx` (a tensor on the device), in [0, 1] or standardised as `data.batch`."
+    if standardise not in self._levels:
+        mean, std = self.data.channel_stats() if standardise else (None, None)
+        if std is not None: std = np.where(std > 0, std, 1.0)
+        self._levels[standardise] = _levels(mean, std, self.obs_shape[-1], self.device)
+    lo, hi = self._levels[standardise]
+    if self.table is None: return self.data._render(self.idx_to_pos(idx), lo, hi)
+    x = self.table[idx].float()                                     # value v in 0..255 -> lo + (hi - lo) * v / 255
+    return x.mul_(((hi - lo) / 255).view(1, -1, 1, 1)).add_(lo.view(1, -1, 1, 1))
 
-    def batch(self, idx: torch.Tensor, standardise: bool = False, device=None) -> torch.Tensor:
-        "Float observations (N, C, H, W) at `idx` (a tensor on the device), in [0, 1] or standardised as `data.batch`."
-        if standardise not in self._levels:
-            mean, std = self.data.channel_stats() if standardise else (None, None)
-            if std is not None: std = np.where(std > 0, std, 1.0)
-            self._levels[standardise] = _levels(mean, std, self.obs_shape[-1], self.device)
-        lo, hi = self._levels[standardise]
-        if self.table is None: return self.data._render(self.idx_to_pos(idx), lo, hi)
-        x = self.table[idx].float()                                     # value v in 0..255 -> lo + (hi - lo) * v / 255
-        return x.mul_(((hi - lo) / 255).view(1, -1, 1, 1)).add_(lo.view(1, -1, 1, 1))
+# %% ../nbs/01a_data.ipynb #8323f6bb
+@patch
+def sample_pairs(self: DeviceData,
+                 n: int, # how many pairs
+                 k: int | None, # how many factors differ in each pair; None: uniform in 1..F per pair
+                 generator: torch.Generator, # a torch generator on the device
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    "`n` pairs of positions differing in exactly `k` factors (uniform in 1..F per pair when None), as `sample_pairs`."
+    varying = self._sizes > 1
+    k_max = int(varying.sum())
+    if k is None: k = torch.randint(1, k_max + 1, (int(n), 1), generator=generator, device=self.device)
+    elif not 1 <= k <= k_max:
+        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
+    a = self.idx_to_pos(self.sample_idx(n, generator))
+    keys = torch.rand((int(n), self.num_factors), generator=generator, device=self.device).masked_fill(~varying, 2.0)
+    change = keys.argsort(1).argsort(1) < k                         # the k first varying factors in a random order
+    size = self._sizes.clamp_min(2)
+    step = 1 + (torch.rand(a.shape, generator=generator, device=self.device) * (size - 1)).long().clamp_max(size - 2)
+    return a, torch.where(change, (a + step) % size, a)
 
 # %% ../nbs/01a_data.ipynb #f9981d2f
-def plot_traversals(data: GroundTruthData, pos=None, steps: int = 8, seed=0, ax_size: float = 0.9, title: str | None = None):
+def plot_traversals(
+    data: GroundTruthData, # the dataset
+    pos=None, # the position (F,) the traversals go through (None: a random one)
+    steps: int = 8, # rows: values shown per factor, evenly spaced
+    seed=0, # the seed of the random position
+    ax_size: float = 0.9, # inches per image
+    title: str | None = None, # the figure's title (default: the dataset's name)
+):
     "A figure whose columns are traversals along each factor through `pos` (random when None)."
     import matplotlib.pyplot as plt
     pos = data.sample_pos(1, seed)[0] if pos is None else data.check_pos(pos)
@@ -519,7 +690,8 @@ def plot_traversals(data: GroundTruthData, pos=None, steps: int = 8, seed=0, ax_
         for r in range(steps):
             ax = axes[r, i]
             ax.set_xticks([]); ax.set_yticks([])
-            if r < len(imgs): ax.imshow(imgs[r].squeeze(-1) if imgs.shape[-1] == 1 else imgs[r], cmap="gray", vmin=0, vmax=255)
+            if r < len(imgs):
+                ax.imshow(imgs[r].squeeze(-1) if imgs.shape[-1] == 1 else imgs[r], cmap="gray", vmin=0, vmax=255)
             else: ax.axis("off")
         axes[0, i].set_title(data.names[i], fontsize=8)
     fig.suptitle(title or f"{data.name}: factor traversals", fontsize=10)
@@ -527,7 +699,11 @@ def plot_traversals(data: GroundTruthData, pos=None, steps: int = 8, seed=0, ax_
     return fig
 
 # %% ../nbs/01a_data.ipynb #51aed2cc
-def xysquares_one_at_a_time(data: XYSquares, idx: Sequence[int], standardise: bool = True) -> torch.Tensor:
+def xysquares_one_at_a_time(
+    data: XYSquares, # the dataset
+    idx: Sequence[int], # indices of the observations
+    standardise: bool = True, # standardise with the dataset's `channel_stats()`
+) -> torch.Tensor:
     "Baseline: draw each XYSquares observation on its own with slices, then stack (for benchmarks)."
     mean, std = data.channel_stats() if standardise else (np.zeros(data.obs_shape[-1]), np.ones(data.obs_shape[-1]))
     out = []
@@ -538,5 +714,6 @@ def xysquares_one_at_a_time(data: XYSquares, idx: Sequence[int], standardise: bo
             x, y = data.offset + pos[2 * s:2 * s + 2] * data.grid_spacing
             img[y:y + data.square_size, x:x + data.square_size, s if data.rgb else 0] = 255
         t = torch.from_numpy(img).permute(2, 0, 1).float() / 255
-        out.append((t - torch.tensor(mean[:, None, None], dtype=torch.float32)) / torch.tensor(std[:, None, None], dtype=torch.float32))
+        out.append((t - torch.tensor(mean[:, None, None], dtype=torch.float32))
+                   / torch.tensor(std[:, None, None], dtype=torch.float32))
     return torch.stack(out)

@@ -29,6 +29,7 @@ import h5py
 import numpy as np
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 from .data import DisentlitError, DatasetNotFound, ChecksumError, CorruptFile
 from .data import GroundTruthData, data_dir, XYSquares, XYObject, Sprites
@@ -36,19 +37,19 @@ from .data import GroundTruthData, data_dir, XYSquares, XYObject, Sprites
 # %% auto #0
 __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'CARS3D_NAMES',
            'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile',
-           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'check_cache', 'writing_cache', 'reading',
+           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache', 'reading', 'check_cache',
            'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index',
            'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix',
            'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert', 'prepare',
            'dataset_params', 'get_dataset', 'list_datasets', 'parse_params']
 
-# %% ../nbs/01b_data_files.ipynb #fb089c17
+# %% ../nbs/01b_data_files.ipynb #795d6474
 @dataclass(frozen=True)
 class RawFile:
     "One official source file: where to download it and the checksum it must have ('md5:...' or 'sha256:...')."
-    filename: str
-    url: str
-    checksum: str
+    filename: str # the file's official name
+    url: str # where it is downloaded from
+    checksum: str # 'md5:<hex>' or 'sha256:<hex>', as published
     size: int | None = None     # bytes, when a size is published
 
     @property
@@ -56,12 +57,14 @@ class RawFile:
     @property
     def digest(self) -> str: return self.checksum.partition(":")[2]
 
+# %% ../nbs/01b_data_files.ipynb #ae86143e
 _NORB = "https://cs.nyu.edu/~ylclab/data/norb-v1.0-small/"
 _TRAIN, _TEST = "smallnorb-5x46789x9x18x6x2x96x96-training", "smallnorb-5x01235x9x18x6x2x96x96-testing"
 
 SOURCES: dict[str, tuple[RawFile, ...]] = {
     "dsprites": (RawFile("dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz",
-        "https://raw.githubusercontent.com/deepmind/dsprites-dataset/master/dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz",
+        "https://raw.githubusercontent.com/deepmind/dsprites-dataset/master/"
+        "dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz",
         "md5:7da33b31b13a06f4b04a70402ce90c2e"),),
     "shapes3d": (RawFile("3dshapes.h5", "https://storage.googleapis.com/3d-shapes/3dshapes.h5",
         "sha256:0a0f6ed98baff276a50f3a081a7434d788da63cb135a98189b2a5b5769be1785", 267573662),),
@@ -77,15 +80,22 @@ SOURCES: dict[str, tuple[RawFile, ...]] = {
             (_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2", 10428)]),
 }
 
-# %% ../nbs/01b_data_files.ipynb #1e8a2d64
-def file_hash(path: str | Path, algorithm: str = "sha256") -> str:
+# %% ../nbs/01b_data_files.ipynb #ad894c9a
+def file_hash(
+    path: str | Path, # the file
+    algorithm: str = "sha256", # a name `hashlib.new` takes
+) -> str:
     "Hex digest of a file, read in 1 MiB blocks."
     h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         while block := f.read(1 << 20): h.update(block)
     return h.hexdigest()
 
-def verify(path: str | Path, spec: RawFile) -> Path:
+# %% ../nbs/01b_data_files.ipynb #55ea5893
+def verify(
+    path: str | Path, # the file
+    spec: RawFile, # what it must be
+) -> Path: # `path`, when it is
     "`path` if it has the size and checksum of `spec`, else `ChecksumError`."
     path = Path(path)
     if spec.size is not None and (got := path.stat().st_size) != spec.size:
@@ -95,7 +105,10 @@ def verify(path: str | Path, spec: RawFile) -> Path:
     return path
 
 # %% ../nbs/01b_data_files.ipynb #464bf8be
-def download(url: str, dest: str | Path) -> Path:
+def download(
+    url: str, # any URL urllib opens (http, https, file)
+    dest: str | Path, # the file to write
+) -> Path: # `dest`
     "Download `url` to `dest` through a temporary file in the same folder, renamed when complete."
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -111,7 +124,10 @@ def download(url: str, dest: str | Path) -> Path:
     return dest
 
 # %% ../nbs/01b_data_files.ipynb #4771fd60
-def read_rows(ds, idx) -> np.ndarray:
+def read_rows(
+    ds, # an h5py dataset (or any array that slices)
+    idx, # row indices, in any order, with repeats
+) -> np.ndarray:
     "Rows `idx` (any order, repeats allowed) of an h5py dataset, reading each run of consecutive rows once."
     u, inv = np.unique(np.asarray(idx, dtype=np.int64).reshape(-1), return_inverse=True)
     out = np.empty((len(u), *ds.shape[1:]), dtype=ds.dtype)
@@ -121,12 +137,12 @@ def read_rows(ds, idx) -> np.ndarray:
             out[s:e] = ds[u[s]:u[e - 1] + 1]
     return out[inv.reshape(-1)]
 
-# %% ../nbs/01b_data_files.ipynb #bcb284c9
-CACHE_VERSION = 1
-
+# %% ../nbs/01b_data_files.ipynb #2e7248ff
 def _record_path(path: Path) -> Path: return Path(f"{path}.sha256")
 
-def record_cache(path: str | Path) -> dict:
+def record_cache(
+    path: str | Path, # a finished cache
+) -> dict: # the record: sha256, size, mtime_ns
     "Record the checksum, size and modification time of a cache in `<path>.sha256` (JSON, written atomically)."
     path = Path(path)
     st = path.stat()
@@ -135,11 +151,60 @@ def record_cache(path: str | Path) -> dict:
     tmp.write_text(json.dumps(rec)); os.replace(tmp, _record_path(path))
     return rec
 
-def check_cache(path: str | Path, name: str, thorough: bool = False) -> str:
-    """'ok' if the cache at `path` still has the checksum recorded when it was made, else `CorruptFile`; 'unrecorded' for
-    a cache of an older disentlit that has no record (`thorough`: every chunk is read, and then its checksum recorded).
-    Unless `thorough`, a file whose size and modification time are as recorded is taken as unchanged without reading it;
-    any change is checked against the checksum."""
+# %% ../nbs/01b_data_files.ipynb #75ae5554
+CACHE_VERSION = 1
+
+@contextmanager
+def writing_cache(
+    path: str | Path, # the cache to make
+    name: str, # the dataset's name
+    names: Sequence[str], # its factor names
+    sizes: Sequence[int], # its factor sizes (the cache holds their product of observations)
+    channels: int, # C of an observation
+    size: int = 64, # H = W of an observation
+):
+    "Yield the `obs` dataset of a new cache at `<path>.tmp`; rename it to `path` only if the block succeeds."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(f"{path}.tmp")
+    try:
+        with h5py.File(tmp, "w") as f:
+            f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)), version=CACHE_VERSION)
+            yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
+                                   chunks=(1, size, size, channels), compression="gzip")
+        os.replace(tmp, path)
+        record_cache(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+# %% ../nbs/01b_data_files.ipynb #ce4c0cfa
+_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, NotImplementedError,
+                zipfile.BadZipFile, tarfile.TarError, zlib.error)
+
+@contextmanager
+def reading(
+    path: str | Path, # the file being read
+    what: str, # what it should be, for the message ('dSprites .npz')
+    name: str, # the dataset, for the command that replaces it
+):
+    "Turn any failure to read `path` (a `what` of dataset `name`) into a one-line `CorruptFile`."
+    try: yield
+    except DisentlitError: raise
+    except _READ_ERRORS as e:
+        detail = " ".join(str(e).split())[:200]
+        raise CorruptFile(f"{path}: not a valid {what} ({type(e).__name__}: {detail}); replace it and run "
+                          f"`disentlit datasets --prepare {name} --force`") from None
+
+# %% ../nbs/01b_data_files.ipynb #018f283c
+def check_cache(
+    path: str | Path, # the cache
+    name: str, # its dataset, for the command that rebuilds it
+    thorough: bool = False, # always compare the checksum (and read every chunk of an unrecorded cache)
+) -> str: # 'ok' or 'unrecorded'
+    """'ok' if the cache at `path` still has the checksum recorded when it was made, else `CorruptFile`; 'unrecorded'
+    for a cache of an older disentlit that has no record (`thorough`: every chunk is read, and then its checksum
+    recorded). Unless `thorough`, a file whose size and modification time are as recorded is taken as unchanged without
+    reading it; any change is checked against the checksum."""
     path, rec_path = Path(path), _record_path(Path(path))
     try: rec = json.loads(rec_path.read_text()); assert {"sha256", "size", "mtime_ns"} <= set(rec)
     except FileNotFoundError:
@@ -157,47 +222,25 @@ def check_cache(path: str | Path, name: str, thorough: bool = False) -> str:
     if st.st_mtime_ns != rec["mtime_ns"]: record_cache(path)       # touched, not changed
     return "ok"
 
-@contextmanager
-def writing_cache(path: str | Path, name: str, names: Sequence[str], sizes: Sequence[int], channels: int, size: int = 64):
-    "Yield the `obs` dataset of a new cache at `<path>.tmp`; rename it to `path` only if the block succeeds."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{path}.tmp")
-    try:
-        with h5py.File(tmp, "w") as f:
-            f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)), version=CACHE_VERSION)
-            yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
-                                   chunks=(1, size, size, channels), compression="gzip")
-        os.replace(tmp, path)
-        record_cache(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, NotImplementedError,
-                zipfile.BadZipFile, tarfile.TarError, zlib.error)
-
-@contextmanager
-def reading(path: str | Path, what: str, name: str):
-    "Turn any failure to read `path` (a `what` of dataset `name`) into a one-line `CorruptFile`."
-    try: yield
-    except DisentlitError: raise
-    except _READ_ERRORS as e:
-        detail = " ".join(str(e).split())[:200]
-        raise CorruptFile(f"{path}: not a valid {what} ({type(e).__name__}: {detail}); replace it and run "
-                          f"`disentlit datasets --prepare {name} --force`") from None
-
 # %% ../nbs/01b_data_files.ipynb #1a372909
-def factor_order(labels: np.ndarray, names: Sequence[str], sizes: Sequence[int], path) -> np.ndarray:
+def factor_order(
+    labels: np.ndarray, # each observation's factor labels (N, F): classes, values or raw numbers
+    names: Sequence[str], # the factor names, for messages
+    sizes: Sequence[int], # the number of distinct values each factor must have
+    path, # the source file, for messages
+) -> np.ndarray:
     "Row order that sorts observations with factor `labels` (N, F) into C order; `CorruptFile` if not a full grid."
     labels = np.asarray(labels)
     if labels.ndim != 2 or labels.shape[1] != len(sizes):
         raise CorruptFile(f"{path}: expected labels of shape (N, {len(sizes)}), got {labels.shape}")
     if len(labels) != math.prod(sizes):
-        raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes {tuple(sizes)}, got {len(labels)}")
+        raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes {tuple(sizes)}, "
+                          f"got {len(labels)}")
     ranks = []
     for name, size, col in zip(names, sizes, labels.T):
         values, rank = np.unique(col, return_inverse=True)
-        if len(values) != size: raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, expected {size}")
+        if len(values) != size:
+            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, expected {size}")
         ranks.append(rank.reshape(-1))
     idx = np.ravel_multi_index(ranks, sizes)
     if np.bincount(idx, minlength=len(idx)).max() > 1:
@@ -205,14 +248,17 @@ def factor_order(labels: np.ndarray, names: Sequence[str], sizes: Sequence[int],
     return np.argsort(idx)
 
 # %% ../nbs/01b_data_files.ipynb #d3eba0b9
-def resize_images(x: np.ndarray, size: int = 64) -> np.ndarray:
+def resize_images(
+    x: np.ndarray, # uint8 images (N, H, W, C)
+    size: int = 64, # the side of the result
+) -> np.ndarray:
     "Bilinear (antialiased) resize of uint8 images (N, H, W, C) to (N, size, size, C), rounded to uint8."
     if x.shape[1:3] == (size, size): return x
     t = torch.from_numpy(np.ascontiguousarray(x)).permute(0, 3, 1, 2).float()
     t = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
     return t.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).numpy()
 
-# %% ../nbs/01b_data_files.ipynb #65ac51b8
+# %% ../nbs/01b_data_files.ipynb #3e2a233c
 def _prepare_hint(name: str, root: Path | None) -> str:
     env = "" if root is None else f"DISENTLIT_DATA={root} "
     return (f"run `{env}disentlit datasets --prepare {name}` to download it, or "
@@ -224,28 +270,34 @@ class FileDataset(GroundTruthData):
     factor_sizes: tuple[int, ...] = ()
     obs_shape: tuple[int, int, int] = (64, 64, 1)
 
-    def __init__(self, root: str | Path | None = None):
+    def __init__(self,
+                 root: str | Path | None = None): # the folder of the caches (default: `data_dir()`)
         self.root = None if root is None else Path(root)
         self.path = self._path(self.root)
         self._h5 = self._pid = None
         if not self.path.exists():
-            raise DatasetNotFound(f"dataset {self.name!r} is not prepared (no cache at {self.path}): {_prepare_hint(self.name, self.root)}")
+            raise DatasetNotFound(f"dataset {self.name!r} is not prepared (no cache at {self.path}): "
+                                  f"{_prepare_hint(self.name, self.root)}")
         check_cache(self.path, self.name)
         with reading(self.path, f"{self.name} cache", self.name), h5py.File(self.path, "r") as f:
             names, sizes, shape = [str(n) for n in f.attrs["names"]], [int(s) for s in f.attrs["sizes"]], f["obs"].shape
             version = f.attrs.get("version")
         if version != CACHE_VERSION or names != list(self.factor_names) or shape != (math.prod(sizes), *self.obs_shape):
-            raise CorruptFile(f"{self.path}: not a {self.name} cache of version {CACHE_VERSION} (factors {names}, obs {shape}); "
-                              f"rerun `disentlit datasets --prepare {self.name} --force`")
+            raise CorruptFile(f"{self.path}: not a {self.name} cache of version {CACHE_VERSION} (factors {names}, "
+                              f"obs {shape}); rerun `disentlit datasets --prepare {self.name} --force`")
         super().__init__(names, sizes, self.obs_shape)
 
     @classmethod
-    def cache_path(cls, root: str | Path | None = None) -> Path:
+    def cache_path(cls,
+                   root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+                  ) -> Path:
         "Where the cache of this dataset lives under `root` (default `data_dir()`)."
         return Path(root or data_dir()) / f"{cls.name}.h5"
 
     @classmethod
-    def cache_files(cls, root: str | Path | None = None) -> list[Path]:
+    def cache_files(cls,
+                    root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+                   ) -> list[Path]:
         "Every cache that `prepare` makes for this dataset (the main one first)."
         return [cls.cache_path(root)]
 
@@ -254,43 +306,53 @@ class FileDataset(GroundTruthData):
     @property
     def params(self) -> dict: return dict(root=None if self.root is None else str(self.root))
 
-    @property
-    def _obs_ds(self):
-        if self._h5 is None or self._pid != os.getpid():
-            self._h5, self._pid = h5py.File(self.path, "r"), os.getpid()
-        return self._h5["obs"]
-
-    def _obs(self, idx: np.ndarray) -> np.ndarray:
-        with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)
-
-    def close(self):
-        "Close the HDF5 file (it reopens on the next read)."
-        if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
-        self._h5 = None
-
-    def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}
+    def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}   # pickled without its handle
 
     # raw files -> cache(s); subclasses say how
     @classmethod
     def convert(cls, files: Sequence[Path], root: Path, sizes: Sequence[int] | None = None) -> Path:
         raise NotImplementedError
 
-# %% ../nbs/01b_data_files.ipynb #b10b1cb1
+# %% ../nbs/01b_data_files.ipynb #685be42a
+@patch(as_prop=True)
+def _obs_ds(self: FileDataset):
+    if self._h5 is None or self._pid != os.getpid():
+        self._h5, self._pid = h5py.File(self.path, "r"), os.getpid()
+    return self._h5["obs"]
+
+@patch
+def _obs(self: FileDataset, idx: np.ndarray) -> np.ndarray:
+    with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)
+
+@patch
+def close(self: FileDataset):
+    "Close the HDF5 file (it reopens on the next read)."
+    if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
+    self._h5 = None
+
+# %% ../nbs/01b_data_files.ipynb #74ecf746
 DSPRITES_NAMES = ("shape", "scale", "orientation", "position_x", "position_y")
 DSPRITES_SIZES = (3, 6, 40, 32, 32)
 
-def convert_dsprites(src: str | Path, out: str | Path, sizes: Sequence[int] = DSPRITES_SIZES, block: int = 8192) -> Path:
+def convert_dsprites(
+    src: str | Path, # the official `.npz`
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = DSPRITES_SIZES, # the factor sizes the source must have
+    block: int = 8192, # observations copied at a time
+) -> Path: # `out`
     "dSprites `.npz` (keys `imgs`, `latents_classes`) -> HDF5 cache at `out`."
     with reading(src, "dSprites .npz", "dsprites"), np.load(src, allow_pickle=False) as npz:
         imgs, classes = npz["imgs"], npz["latents_classes"]
     if imgs.shape[1:] != (64, 64) or classes.shape != (len(imgs), 6):
-        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got {imgs.shape} and {classes.shape}")
+        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got {imgs.shape} and "
+                          f"{classes.shape}")
     order = factor_order(classes[:, 1:], DSPRITES_NAMES, sizes, src)
     with writing_cache(out, "dsprites", DSPRITES_NAMES, sizes, 1) as obs:
         for s in range(0, len(order), block):
             obs[s:s + block] = (imgs[order[s:s + block], :, :, None] > 0).astype(np.uint8) * np.uint8(255)
     return Path(out)
 
+# %% ../nbs/01b_data_files.ipynb #edb327f6
 class DSprites(FileDataset):
     "dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1 channel."
     name, factor_names, factor_sizes, obs_shape = "dsprites", DSPRITES_NAMES, DSPRITES_SIZES, (64, 64, 1)
@@ -299,7 +361,7 @@ class DSprites(FileDataset):
     def convert(cls, files, root, sizes=None):
         return convert_dsprites(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
 
-# %% ../nbs/01b_data_files.ipynb #f0c23aa3
+# %% ../nbs/01b_data_files.ipynb #4688852c
 def _grid(sizes) -> np.ndarray:
     "All positions of a factor space in C order: (prod(sizes), F)."
     return np.stack(np.unravel_index(np.arange(math.prod(sizes)), sizes), axis=1)
@@ -316,26 +378,36 @@ def _dsprites_example(folder: Path, sizes, rng) -> Path:
                         latents_values=classes[perm].astype(np.float64), metadata=metadata)
     return path
 
-def dsprites_index(obs: np.ndarray) -> np.ndarray:
+# %% ../nbs/01b_data_files.ipynb #6ec605fb
+def dsprites_index(
+    obs: np.ndarray, # observations (..., 64, 64, 1) of an example dSprites cache
+) -> np.ndarray:
     "The index an example dSprites image encodes in the bits of its first row (see `write_example_source`)."
     return ((obs[..., 0, :20, 0] > 0).astype(np.int64) << np.arange(20)).sum(-1)
 
-# %% ../nbs/01b_data_files.ipynb #116fbe9c
+# %% ../nbs/01b_data_files.ipynb #b46361d4
 SHAPES3D_NAMES = ("floor_hue", "wall_hue", "object_hue", "scale", "shape", "orientation")
 SHAPES3D_SIZES = (10, 10, 10, 8, 4, 15)
 
-def convert_shapes3d(src: str | Path, out: str | Path, sizes: Sequence[int] = SHAPES3D_SIZES, block: int = 4096) -> Path:
+def convert_shapes3d(
+    src: str | Path, # the official `3dshapes.h5`
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = SHAPES3D_SIZES, # the factor sizes the source must have
+    block: int = 4096, # observations copied at a time
+) -> Path: # `out`
     "3D Shapes `.h5` (datasets `images`, `labels`) -> HDF5 cache at `out`."
     with reading(src, "3D Shapes .h5", "shapes3d"), h5py.File(src, "r") as f:
         images, labels = f["images"], f["labels"][()]
         if images.shape[1:] != (64, 64, 3) or len(images) != len(labels):
-            raise CorruptFile(f"{src}: expected images (N, 64, 64, 3) and N labels, got {images.shape} and {labels.shape}")
+            raise CorruptFile(f"{src}: expected images (N, 64, 64, 3) and N labels, got {images.shape} and "
+                              f"{labels.shape}")
         order = factor_order(labels, SHAPES3D_NAMES, sizes, src)
         with writing_cache(out, "shapes3d", SHAPES3D_NAMES, sizes, 3) as obs:
             for s in range(0, len(order), block):
                 obs[s:s + block] = read_rows(images, order[s:s + block])
     return Path(out)
 
+# %% ../nbs/01b_data_files.ipynb #792f7c45
 class Shapes3D(FileDataset):
     "3D Shapes (Burgess and Kim, 2018): floor, wall and object hue, scale, shape and orientation; RGB."
     name, factor_names, factor_sizes, obs_shape = "shapes3d", SHAPES3D_NAMES, SHAPES3D_SIZES, (64, 64, 3)
@@ -344,7 +416,7 @@ class Shapes3D(FileDataset):
     def convert(cls, files, root, sizes=None):
         return convert_shapes3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
 
-# %% ../nbs/01b_data_files.ipynb #0c610818
+# %% ../nbs/01b_data_files.ipynb #364663f5
 _SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30))
 
 def _shapes3d_example(folder: Path, sizes, rng) -> Path:
@@ -359,12 +431,15 @@ def _shapes3d_example(folder: Path, sizes, rng) -> Path:
         f.create_dataset("labels", data=values[perm])
     return path
 
-def pixel_index(obs: np.ndarray) -> np.ndarray:
+# %% ../nbs/01b_data_files.ipynb #8ca51a7b
+def pixel_index(
+    obs: np.ndarray, # observations (..., H, W, C) of an example cache
+) -> np.ndarray:
     "The index an example image encodes in its top-left pixel: channel 0 + 256 * channel 1 (when present)."
     px = obs[..., 0, 0, :].astype(np.int64)
     return px[..., 0] + (256 * px[..., 1] if px.shape[-1] > 1 else 0)
 
-# %% ../nbs/01b_data_files.ipynb #b0bf4102
+# %% ../nbs/01b_data_files.ipynb #111d7019
 CARS3D_NAMES = ("elevation", "azimuth", "object_type")
 CARS3D_SIZES = (4, 24, 183)
 _CAR = re.compile(r"(?:^|/)(car_[^/]*_mesh)\.mat$")
@@ -378,7 +453,11 @@ def _car_models(tar: tarfile.TarFile) -> tuple[dict[str, int], list[tarfile.TarI
         names = [s for s in tar.extractfile(lists[0]).read().decode().split() if s]
     return {n: i for i, n in enumerate(names)}, members
 
-def convert_cars3d(src: str | Path, out: str | Path, sizes: Sequence[int] = CARS3D_SIZES) -> Path:
+def convert_cars3d(
+    src: str | Path, # the official `nips2015-analogy-data.tar.gz`
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = CARS3D_SIZES, # the factor sizes the source must have
+) -> Path: # `out`
     "Cars3D `nips2015-analogy-data.tar.gz` (MATLAB `car_*_mesh.mat` files) -> HDF5 cache at `out`."
     from scipy.io import loadmat
     from scipy.io.matlab import MatReadError
@@ -387,18 +466,20 @@ def convert_cars3d(src: str | Path, out: str | Path, sizes: Sequence[int] = CARS
         index, members = _car_models(tar)
         found = sorted(_CAR.search(m.name).group(1) for m in members)
         if len(index) != O or sorted(index) != found:
-            raise CorruptFile(f"{src}: expected {O} car models listed in cars/list.txt, found {len(found)} files for {len(index)} names")
+            raise CorruptFile(f"{src}: expected {O} car models listed in cars/list.txt, found {len(found)} files for "
+                              f"{len(index)} names")
         with writing_cache(out, "cars3d", CARS3D_NAMES, sizes, 3) as obs:
             for m in members:
                 try: im = loadmat(io.BytesIO(tar.extractfile(m).read()))["im"]
                 except MatReadError as e: raise CorruptFile(f"{src}: {m.name} is not a MATLAB file ({e})") from None
                 if im.ndim != 5 or im.shape[2:] != (3, A, E) or im.dtype != np.uint8:
                     raise CorruptFile(f"{m.name}: expected im of uint8 (H, W, 3, {A}, {E}), got {im.dtype} {im.shape}")
-                imgs = resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))  # (elevation, azimuth) order
+                imgs = resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))  # (elevation, azimuth)
                 for k, i in enumerate(np.arange(E * A) * O + index[_CAR.search(m.name).group(1)]):
                     obs[i] = imgs[k]
     return Path(out)
 
+# %% ../nbs/01b_data_files.ipynb #146747e5
 class Cars3D(FileDataset):
     "Cars3D (Reed et al., 2015): elevation, azimuth and model of a rendered car; RGB, resized 128 -> 64."
     name, factor_names, factor_sizes, obs_shape = "cars3d", CARS3D_NAMES, CARS3D_SIZES, (64, 64, 3)
@@ -428,10 +509,12 @@ def _cars3d_example(folder: Path, sizes, rng) -> Path:
         add("data/shapes48.mat", buf.getvalue())
     return path
 
-# %% ../nbs/01b_data_files.ipynb #b2898f29
+# %% ../nbs/01b_data_files.ipynb #fa3e32cf
 _NORB_TYPES = {0x1E3D4C55: np.dtype(np.uint8), 0x1E3D4C54: np.dtype("<i4")}
 
-def read_norb_matrix(path: str | Path) -> np.ndarray:
+def read_norb_matrix(
+    path: str | Path, # a NORB matrix file, gzip-compressed if its name ends in .gz
+) -> np.ndarray:
     "Read one NYU binary matrix file (gzip-compressed if its name ends in .gz)."
     with reading(path, "NORB binary matrix", "smallnorb"):
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f: buf = f.read()
@@ -441,23 +524,35 @@ def read_norb_matrix(path: str | Path) -> np.ndarray:
         dims = tuple(np.frombuffer(buf, "<i4", count=ndim, offset=8))
         start, dtype = 8 + 4 * max(3, ndim), _NORB_TYPES[magic]
         if len(buf) != start + math.prod(dims) * dtype.itemsize:
-            raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a {dtype} matrix of shape {dims}")
+            raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a {dtype} matrix of "
+                              f"shape {dims}")
         return np.frombuffer(buf, dtype, offset=start).reshape(dims)
 
-def write_norb_matrix(path: str | Path, arr: np.ndarray):
+# %% ../nbs/01b_data_files.ipynb #836cdad6
+def write_norb_matrix(
+    path: str | Path, # the file, gzip-compressed if its name ends in .gz
+    arr: np.ndarray, # a uint8 or int32 array
+):
     "Write `arr` (uint8 or int32) in NYU's binary matrix format, gzip-compressed if `path` ends in .gz."
     magic = {np.dtype(np.uint8): 0x1E3D4C55, np.dtype(np.int32): 0x1E3D4C54}[arr.dtype]
     dims = list(arr.shape) + [1] * max(0, 3 - arr.ndim)
-    data = np.array([magic, arr.ndim, *dims], "<i4").tobytes() + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes()
+    data = (np.array([magic, arr.ndim, *dims], "<i4").tobytes()
+            + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
     with (gzip.open if str(path).endswith(".gz") else open)(path, "wb") as f: f.write(data)
 
-# %% ../nbs/01b_data_files.ipynb #84e62b65
+# %% ../nbs/01b_data_files.ipynb #f155dd56
 SMALLNORB_NAMES = ("category", "instance", "elevation", "rotation", "lighting")
 SMALLNORB_SIZES = (5, 5, 9, 18, 6)
 SPLITS = ("train", "test")
 
-def convert_smallnorb(dat: str | Path, cat: str | Path, info: str | Path, out: str | Path,
-                      sizes: Sequence[int] = SMALLNORB_SIZES, block: int = 2048) -> Path:
+def convert_smallnorb(
+    dat: str | Path, # the `-dat` file: images (N, 2, 96, 96)
+    cat: str | Path, # the `-cat` file: categories (N,)
+    info: str | Path, # the `-info` file: instance, elevation, azimuth, lighting (N, 4)
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = SMALLNORB_SIZES, # the factor sizes the split must have
+    block: int = 2048, # observations copied at a time
+) -> Path: # `out`
     "One SmallNORB split (`-dat`, `-cat`, `-info` files) -> HDF5 cache at `out`: left camera, resized to 64x64."
     images, category, details = read_norb_matrix(dat), read_norb_matrix(cat), read_norb_matrix(info)
     if images.ndim != 4 or images.shape[1] != 2 or details.shape != (len(category), 4) or len(images) != len(category):
@@ -469,17 +564,23 @@ def convert_smallnorb(dat: str | Path, cat: str | Path, info: str | Path, out: s
             obs[s:s + block] = resize_images(images[order[s:s + block], 0, :, :, None])
     return Path(out)
 
+# %% ../nbs/01b_data_files.ipynb #61c5e819
 class SmallNORB(FileDataset):
     "SmallNORB (LeCun et al., 2004), one split: category, instance, elevation, rotation, lighting; grey, 96 -> 64."
     name, factor_names, factor_sizes, obs_shape = "smallnorb", SMALLNORB_NAMES, SMALLNORB_SIZES, (64, 64, 1)
 
-    def __init__(self, split: str = "train", root: str | Path | None = None):
+    def __init__(self,
+                 split: str = "train", # 'train' (instances 4, 6, 7, 8, 9) or 'test' (0, 1, 2, 3, 5)
+                 root: str | Path | None = None): # the folder of the caches (default: `data_dir()`)
         if split not in SPLITS: raise DisentlitError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
         self.split = split
         super().__init__(root)
 
     @classmethod
-    def cache_path(cls, root: str | Path | None = None, split: str = "train") -> Path:
+    def cache_path(cls,
+                   root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+                   split: str = "train", # the split
+                  ) -> Path:
         "Where the cache of `split` lives under `root` (default `data_dir()`)."
         return Path(root or data_dir()) / f"smallnorb_{split}.h5"
 
@@ -514,10 +615,17 @@ def _smallnorb_example(folder: Path, sizes, rng) -> Path:
     return folder
 
 # %% ../nbs/01b_data_files.ipynb #c6e0b021
-EXAMPLE_SIZES = {"dsprites": (2, 2, 2, 2, 2), "shapes3d": (2, 2, 2, 2, 2, 2), "cars3d": (2, 3, 2), "smallnorb": (2, 2, 2, 2, 2)}
-_EXAMPLES = {"dsprites": _dsprites_example, "shapes3d": _shapes3d_example, "cars3d": _cars3d_example, "smallnorb": _smallnorb_example}
+EXAMPLE_SIZES = {"dsprites": (2, 2, 2, 2, 2), "shapes3d": (2, 2, 2, 2, 2, 2), "cars3d": (2, 3, 2),
+                 "smallnorb": (2, 2, 2, 2, 2)}
+_EXAMPLES = {"dsprites": _dsprites_example, "shapes3d": _shapes3d_example, "cars3d": _cars3d_example,
+             "smallnorb": _smallnorb_example}
 
-def write_example_source(name: str, folder: str | Path, sizes: Sequence[int] | None = None, seed: int = 0) -> Path:
+def write_example_source(
+    name: str, # a file-backed dataset: dsprites, shapes3d, cars3d or smallnorb
+    folder: str | Path, # where the file(s) go
+    sizes: Sequence[int] | None = None, # the factor sizes (default: `EXAMPLE_SIZES[name]`)
+    seed: int = 0, # the seed of the shuffle
+) -> Path: # what `prepare` takes as `source`: the file, or SmallNORB's folder
     "A small source of dataset `name` in its official format (shuffled, each image encoding its index), for tests."
     if name not in _EXAMPLES: raise DisentlitError(f"no example source for {name!r}; accepted: {', '.join(_EXAMPLES)}")
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
@@ -527,7 +635,7 @@ def write_example_source(name: str, folder: str | Path, sizes: Sequence[int] | N
 DATASETS: dict[str, type[GroundTruthData]] = {
     c.name: c for c in (XYSquares, XYObject, Sprites, DSprites, Shapes3D, Cars3D, SmallNORB)}
 
-# %% ../nbs/01b_data_files.ipynb #fc7b4651
+# %% ../nbs/01b_data_files.ipynb #cd8a4e41
 def _file_class(name: str) -> type[FileDataset]:
     cls = DATASETS.get(name)
     if cls is None or not issubclass(cls, FileDataset):
@@ -543,9 +651,21 @@ def _locate(name: str, source: str | Path) -> list[Path]:
     files = [source / s.filename for s in specs] if source.is_dir() else []
     if not files or not all(f.is_file() for f in files):
         want = specs[0].filename if len(specs) == 1 else f"a folder holding {', '.join(s.filename for s in specs)}"
-        raise DisentlitError(f"--source {source}: expected {want}" + (" (or a folder holding it)" if len(specs) == 1 else ""))
+        raise DisentlitError(f"--source {source}: expected {want}"
+                             + (" (or a folder holding it)" if len(specs) == 1 else ""))
     return files
 
+def convert(
+    name: str, # a file-backed dataset
+    source: str | Path, # its raw file, or a folder holding its raw files
+    root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+    sizes: Sequence[int] | None = None, # the factor sizes of the source (default: the real dataset's)
+) -> Path: # the (main) cache
+    "Convert raw files (`source`: a file or folder) of dataset `name` into its cache under `root`; no checksums."
+    cls = _file_class(name)
+    return cls.convert(_locate(name, source), Path(root or data_dir()), sizes)
+
+# %% ../nbs/01b_data_files.ipynb #6f573d72
 def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
     "The raw file of `spec` under `raw`, downloaded unless a verified copy is already there."
     dest = raw / spec.filename
@@ -558,12 +678,12 @@ def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
         raise DisentlitError(f"{e}; save it by hand as {dest} and run this again, or run "
                              f"`disentlit datasets --prepare {name} --source PATH`") from None
 
-def convert(name: str, source: str | Path, root: str | Path | None = None, sizes: Sequence[int] | None = None) -> Path:
-    "Convert raw files (`source`: a file or folder) of dataset `name` into its cache under `root`; no checksums."
-    cls = _file_class(name)
-    return cls.convert(_locate(name, source), Path(root or data_dir()), sizes)
-
-def prepare(name: str, source: str | Path | None = None, root: str | Path | None = None, force: bool = False) -> Path:
+def prepare(
+    name: str, # a file-backed dataset
+    source: str | Path | None = None, # its raw file or a folder of them (None: download)
+    root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+    force: bool = False, # convert again even if the cache exists
+) -> Path: # the (main) cache
     "Make the cache of dataset `name`: from `source` files or a download, checksums verified. Returns its path."
     cls, root = _file_class(name), Path(root or data_dir())
     caches = cls.cache_files(root)
@@ -574,13 +694,19 @@ def prepare(name: str, source: str | Path | None = None, root: str | Path | None
     else: files = [verify(f, spec) for f, spec in zip(_locate(name, source), SOURCES[name])]
     return cls.convert(files, root)
 
-# %% ../nbs/01b_data_files.ipynb #a60c5840
-def dataset_params(name: str) -> list[str]:
+# %% ../nbs/01b_data_files.ipynb #42661cc0
+def dataset_params(
+    name: str, # a dataset's name in `DATASETS`
+) -> list[str]:
     "The constructor parameters of dataset `name`."
     sig = inspect.signature(DATASETS[name].__init__)
     return [p.name for p in list(sig.parameters.values())[1:] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-def get_dataset(name: str, **params) -> GroundTruthData:
+# %% ../nbs/01b_data_files.ipynb #38e26ff2
+def get_dataset(
+    name: str, # a dataset's name in `DATASETS`
+    **params, # its constructor's parameters (`dataset_params(name)`)
+) -> GroundTruthData:
     "The dataset `name` built with `params`; `DisentlitError` naming what is accepted otherwise."
     if name not in DATASETS: raise DisentlitError(f"unknown dataset {name!r}; accepted: {', '.join(DATASETS)}")
     accepted = dataset_params(name)
@@ -589,7 +715,10 @@ def get_dataset(name: str, **params) -> GroundTruthData:
                              f"accepted: {', '.join(accepted) or '(none)'}")
     return DATASETS[name](**params)
 
-def list_datasets(root: str | Path | None = None) -> list[dict]:
+# %% ../nbs/01b_data_files.ipynb #fb456afc
+def list_datasets(
+    root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+) -> list[dict]:
     "Name, factors, size, observation shape, kind and availability of every dataset, without opening files."
     rows = []
     for name, cls in DATASETS.items():
@@ -599,7 +728,8 @@ def list_datasets(root: str | Path | None = None) -> list[dict]:
             except CorruptFile: available, corrupt = False, True
         else:
             data = cls()
-            names, sizes, shape, kind, available, corrupt = data.names, data.sizes, data.obs_shape, "synthetic", True, False
+            names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape, "synthetic",
+                                                             True, False)
         rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes), num_obs=math.prod(sizes),
                          obs_shape=list(shape), kind=kind, available=available, corrupt=corrupt))
     return rows

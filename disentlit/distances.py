@@ -17,17 +17,24 @@ import torch
 from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng, progress_bar
 
 # %% auto #0
-__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise', 'pairwise_by_pair', 'traversal_distances',
+__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise_by_pair', 'pairwise', 'traversal_distances',
            'traversal_distance_matrices', 'plot_distance_matrices', 'spearman_rows', 'traversal_spearman',
            'factor_importance', 'importance_table', 'plot_importance_cdf', 'overlap_study', 'plot_overlap_study',
            'dataset_report']
 
-# %% ../nbs/02_distances.ipynb #8683b9fe
-def mse(x_a: torch.Tensor, x_b: torch.Tensor) -> torch.Tensor:
+# %% ../nbs/02_distances.ipynb #daac571f
+def mse(
+    x_a: torch.Tensor, # observations (N, ...)
+    x_b: torch.Tensor, # observations of the same shape
+) -> torch.Tensor:
     "Pixel-wise mean squared error of each pair of observations: (N, ...) x (N, ...) -> (N,)."
     return (x_a - x_b).pow_(2).flatten(1).mean(1)
 
-def d_gt(pos_a, pos_b) -> np.ndarray:
+# %% ../nbs/02_distances.ipynb #e4d566da
+def d_gt(
+    pos_a, # factor positions (N, F)
+    pos_b, # factor positions (N, F)
+) -> np.ndarray:
     "Ground-truth distance (equation 5): the L1 distance between factor positions, (N, F) x (N, F) -> (N,)."
     return np.abs(np.asarray(pos_a, dtype=np.int64) - np.asarray(pos_b, dtype=np.int64)).sum(-1)
 
@@ -51,8 +58,14 @@ def _rows_view(u: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
     "(N, ...) as (N, elements) with the elements in the axis order `order` (a view when memory allows)."
     return u.transpose(order).reshape(len(u), -1)
 
-def sse_u8(ua: np.ndarray, ub: np.ndarray, out: np.ndarray | None = None, rows: int = 16) -> np.ndarray:
-    "Exact sum of squared differences of each pair of uint8 observations (N, ...) x (N, ...) -> (N,) float64 integers."
+def sse_u8(
+    ua: np.ndarray, # uint8 observations (N, ...)
+    ub: np.ndarray, # uint8 observations of the same shape
+    out: np.ndarray | None = None, # a float64 array (N,) to write into
+    rows: int = 16, # pairs per block (the block's scratch stays in cache)
+) -> np.ndarray:
+    """Exact sum of squared differences of each pair of uint8 observations (N, ...) x (N, ...) -> (N,) float64
+    integers."""
     ua, ub = np.asarray(ua), np.asarray(ub)
     if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
         raise DisentlitError(f"sse_u8 needs two uint8 arrays of one shape (N, ...), got {ua.dtype}{ua.shape} and "
@@ -75,7 +88,7 @@ def sse_u8(ua: np.ndarray, ub: np.ndarray, out: np.ndarray | None = None, rows: 
         dots[:k].reshape(k, runs).sum(1, dtype=np.float64, out=out[s:s + k])
     return out
 
-# %% ../nbs/02_distances.ipynb #e09361c5
+# %% ../nbs/02_distances.ipynb #6e6a68f6
 @contextmanager
 def _torch_threads(n: int):
     "Run a block with torch limited to `n` intra-op threads, then restore the previous setting."
@@ -99,8 +112,16 @@ def _d_pcv_mse(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, chunk: int
             for s in starts[1:]: run(s)
     return sse / (255.0 ** 2 * math.prod(data.obs_shape))
 
-def d_pcv(data: GroundTruthData, pos_a, pos_b, distance: Distance = mse, chunk: int = 256, device=None,
-          workers: int | None = None) -> np.ndarray:
+# %% ../nbs/02_distances.ipynb #f03005aa
+def d_pcv(
+    data: GroundTruthData, # the dataset
+    pos_a, # positions (N, F) of one side of each pair
+    pos_b, # positions (N, F) of the other side
+    distance: Distance = mse, # the perceived distance (a reconstruction loss seen as a distance)
+    chunk: int = 256, # pairs rendered at a time
+    device=None, # where the generic path computes
+    workers: int | None = None, # threads of the MSE fast path (default: `torch.get_num_threads()`)
+) -> np.ndarray:
     "Perceived distance (equation 7) between the observations at positions `pos_a` and `pos_b`: (N,)."
     ia, ib = data.pos_to_idx(pos_a).reshape(-1), data.pos_to_idx(pos_b).reshape(-1)
     if chunk < 1: raise DisentlitError(f"chunk must be >= 1, got {chunk}")
@@ -108,7 +129,17 @@ def d_pcv(data: GroundTruthData, pos_a, pos_b, distance: Distance = mse, chunk: 
         return _d_pcv_mse(data, ia, ib, chunk, max(1, workers or torch.get_num_threads()))
     return _d_pcv_generic(data, ia, ib, distance, chunk, device)
 
-# %% ../nbs/02_distances.ipynb #75bce025
+# %% ../nbs/02_distances.ipynb #55209b03
+def pairwise_by_pair(
+    distance: Distance, # any distance
+    x: torch.Tensor, # traversals of observations (B, f, C, H, W)
+) -> torch.Tensor:
+    "`pairwise` for any distance, one pair of observations at a time (all traversals together)."
+    B, f = x.shape[:2]
+    rows = [distance(x[:, u:u + 1].expand_as(x).flatten(0, 1), x.flatten(0, 1)).view(B, f) for u in range(f)]
+    return torch.stack(rows, 1)
+
+# %% ../nbs/02_distances.ipynb #96d12ab1
 def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
     "All-pairs MSE within each traversal: (B, f, C, H, W) -> (B, f, f), via the Gram matrix."
     v = x.flatten(2).double()                       # float64: the identity subtracts large, nearly equal terms
@@ -116,7 +147,10 @@ def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
     d = sq[:, :, None] + sq[:, None, :] - 2 * v @ v.transpose(1, 2)
     return d.clamp_min_(0).div_(v.shape[-1])
 
-def pairwise(distance: Distance, x: torch.Tensor) -> torch.Tensor:
+def pairwise(
+    distance: Distance, # any distance
+    x: torch.Tensor, # traversals of observations (B, f, C, H, W)
+) -> torch.Tensor:
     """Distances between every two observations of each traversal: (B, f, C, H, W) -> (B, f, f). The MSE takes the
     Gram-matrix path; a distance object with a `pairwise` method (04's augmented losses) its own; others go pair by
     pair."""
@@ -124,15 +158,16 @@ def pairwise(distance: Distance, x: torch.Tensor) -> torch.Tensor:
     if hasattr(distance, "pairwise"): return distance.pairwise(x)
     return pairwise_by_pair(distance, x)
 
-def pairwise_by_pair(distance: Distance, x: torch.Tensor) -> torch.Tensor:
-    "`pairwise` for any distance, one pair of observations at a time (all traversals together)."
-    B, f = x.shape[:2]
-    rows = [distance(x[:, u:u + 1].expand_as(x).flatten(0, 1), x.flatten(0, 1)).view(B, f) for u in range(f)]
-    return torch.stack(rows, 1)
-
-# %% ../nbs/02_distances.ipynb #c6168146
-def traversal_distances(data: GroundTruthData, factor: int | str, n: int = 256, distance: Distance = mse,
-                        seed=0, chunk_images: int = 4096, device=None) -> tuple[np.ndarray, np.ndarray]:
+# %% ../nbs/02_distances.ipynb #9c98a7d1
+def traversal_distances(
+    data: GroundTruthData, # the dataset
+    factor: int | str, # the factor the traversals move along
+    n: int = 256, # how many traversals
+    distance: Distance = mse, # the perceived distance
+    seed=0, # the seed of the traversals
+    chunk_images: int = 4096, # observations rendered at a time
+    device=None, # where the distances are computed
+) -> tuple[np.ndarray, np.ndarray]:
     "Perceived and ground-truth distance matrices of `n` random traversals along `factor`: two (n, f, f) arrays."
     if n < 1: raise DisentlitError(f"the number of traversals must be >= 1, got {n}")
     i = data.factor_index(factor)
@@ -149,9 +184,15 @@ def traversal_distances(data: GroundTruthData, factor: int | str, n: int = 256, 
     gt = d_gt(trav[:, :, None, :], trav[:, None, :, :]).astype(np.float64)  # (n, f, f)
     return pcv, gt
 
-def traversal_distance_matrices(data: GroundTruthData, n: int = 256, distance: Distance = mse, seed=0,
-                                factors: Sequence[int | str] | None = None,
-                                device=None) -> dict[str, dict[str, np.ndarray]]:
+# %% ../nbs/02_distances.ipynb #2fec81eb
+def traversal_distance_matrices(
+    data: GroundTruthData, # the dataset
+    n: int = 256, # traversals per factor
+    distance: Distance = mse, # the perceived distance
+    seed=0, # the seed of the traversals
+    factors: Sequence[int | str] | None = None, # the factors (default: all)
+    device=None, # where the distances are computed
+) -> dict[str, dict[str, np.ndarray]]:
     "Average perceived and ground-truth distance matrices (equation 10) per factor: {name: {'pcv', 'gt'}}."
     out = {}
     for k, factor in enumerate(data.names if factors is None else factors):
@@ -160,9 +201,15 @@ def traversal_distance_matrices(data: GroundTruthData, n: int = 256, distance: D
     return out
 
 # %% ../nbs/02_distances.ipynb #9d9e1014
-def plot_distance_matrices(matrices: dict[str, dict[str, np.ndarray]], rows: Sequence[str] = ("gt", "pcv"),
-                           labels: Sequence[str] = ("ground truth", "perceived"), title: str | None = None, size: float = 1.6):
-    "One column per factor, one row per kind of distance (default: ground truth over perceived), each matrix scaled on its own."
+def plot_distance_matrices(
+    matrices: dict[str, dict[str, np.ndarray]], # {factor: {row: matrix}}, as `traversal_distance_matrices` gives
+    rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
+    labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
+    title: str | None = None, # the figure's title
+    size: float = 1.6, # inches per matrix
+):
+    """One column per factor, one row per kind of distance (default: ground truth over perceived), each matrix scaled
+    on its own."""
     import matplotlib.pyplot as plt
     names = list(matrices)
     fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names), size * len(rows) + 0.4), squeeze=False)
@@ -177,20 +224,30 @@ def plot_distance_matrices(matrices: dict[str, dict[str, np.ndarray]], rows: Seq
     fig.tight_layout()
     return fig
 
-# %% ../nbs/02_distances.ipynb #99ad3a50
+# %% ../nbs/02_distances.ipynb #673c4e3c
 def _ranks(v: np.ndarray) -> np.ndarray:
     "Ranks along the last axis, ties sharing their average rank."
     from scipy.stats import rankdata
     return rankdata(v, axis=-1)
 
-def spearman_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def spearman_rows(
+    a: np.ndarray, # rows of values (..., n)
+    b: np.ndarray, # rows of values, the shape of `a`
+) -> np.ndarray:
     "Spearman correlation of each row of `a` with the same row of `b`; 0 where either row is constant."
     ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     den = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
     return np.where(den > 0, (ra * rb).sum(-1) / np.where(den > 0, den, 1), 0.0)
 
-def traversal_spearman(data: GroundTruthData, n: int = 256, distance: Distance = mse, seed=0, device=None) -> dict:
+# %% ../nbs/02_distances.ipynb #6fe9ff23
+def traversal_spearman(
+    data: GroundTruthData, # the dataset
+    n: int = 256, # traversals per factor
+    distance: Distance = mse, # the perceived distance
+    seed=0, # the seed of the traversals
+    device=None, # where the distances are computed
+) -> dict: # {'factors': {name: rho}, 'mean': rho}
     "Mean Spearman correlation between ground-truth and perceived distances along traversals, per factor and overall."
     per = {}
     for k, name in enumerate(data.names):
@@ -200,16 +257,25 @@ def traversal_spearman(data: GroundTruthData, n: int = 256, distance: Distance =
         per[name] = float(spearman_rows(gt[:, u, v], np.round(pcv[:, u, v], 12)).mean())
     return dict(factors=per, mean=float(np.mean(list(per.values()))) if per else float("nan"))
 
-# %% ../nbs/02_distances.ipynb #8c6e90e4
+# %% ../nbs/02_distances.ipynb #aac5fbca
 def _mean_std(d: np.ndarray) -> tuple[float, float]:
     "Mean and (population) std, computed about the first value: equal values give exactly that value and exactly 0."
     e = d - d[0]
     return float(d[0] + e.mean()), float(e.std())
 
+# %% ../nbs/02_distances.ipynb #1a548f12
 MAX_PAIRS = 10_000_000         # pairs per row of Table A1: 10 million positions of each side already take about 1 GB
 
-def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Distance = mse, seed=0,
-                      keep_samples: bool = False, chunk: int = 256, device=None, progress: bool = False) -> dict:
+def factor_importance(
+    data: GroundTruthData, # the dataset
+    pairs: int = 50_000, # pairs per factor, and of random pairs
+    distance: Distance = mse, # the perceived distance
+    seed=0, # the seed of the pairs
+    keep_samples: bool = False, # also return every distance (for `plot_importance_cdf`)
+    chunk: int = 256, # pairs rendered at a time
+    device=None, # where the generic path computes
+    progress: bool = False, # show a progress bar
+) -> dict: # factors (sorted by mean), random, pairs[, samples]
     "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
     if not 1 <= pairs <= MAX_PAIRS: raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
@@ -226,7 +292,10 @@ def factor_importance(data: GroundTruthData, pairs: int = 50_000, distance: Dist
     return dict(factors=factors, random=rows[-1], pairs=pairs, **({"samples": samples} if keep_samples else {}))
 
 # %% ../nbs/02_distances.ipynb #c76afa5d
-def importance_table(result: dict, title: str = "") -> str:
+def importance_table(
+    result: dict, # what `factor_importance` returned
+    title: str = "", # a first line
+) -> str:
     "Table A1 as text: factors sorted by mean perceived distance, then random pairs."
     rows = result["factors"] + [result["random"]]
     width = max(len(r["name"]) for r in rows)
@@ -235,10 +304,15 @@ def importance_table(result: dict, title: str = "") -> str:
     return "\n".join(lines)
 
 # %% ../nbs/02_distances.ipynb #f839525e
-def plot_importance_cdf(result: dict, ax=None, title: str | None = None):
+def plot_importance_cdf(
+    result: dict, # what `factor_importance(..., keep_samples=True)` returned
+    ax=None, # the axes to draw on (default: new ones)
+    title: str | None = None, # the axes' title
+):
     "Cumulative proportion of perceived distances per factor and for random pairs (the paper's Figure A1)."
     import matplotlib.pyplot as plt
-    if "samples" not in result: raise DisentlitError("run factor_importance(..., keep_samples=True) to plot distributions")
+    if "samples" not in result:
+        raise DisentlitError("run factor_importance(..., keep_samples=True) to plot distributions")
     ax = ax or plt.subplots(figsize=(4.2, 3))[1]
     for name, d in result["samples"].items():
         v = np.sort(d)
@@ -249,8 +323,14 @@ def plot_importance_cdf(result: dict, ax=None, title: str | None = None):
     return ax
 
 # %% ../nbs/02_distances.ipynb #53ecd5d8
-def overlap_study(spacings: Sequence[int] = (8, 7, 6, 5, 4, 3, 2, 1), factor: str = "x_R", n: int = 256,
-                  distance: Distance = mse, seed=0, **params) -> list[dict]:
+def overlap_study(
+    spacings: Sequence[int] = (8, 7, 6, 5, 4, 3, 2, 1), # the grid spacings, in pixels
+    factor: str = "x_R", # the factor the traversals move along
+    n: int = 256, # traversals per spacing
+    distance: Distance = mse, # the perceived distance
+    seed=0, # the seed of the traversals
+    **params, # more parameters of `XYSquares`
+) -> list[dict]: # one {spacing, pcv, gt, spearman} per spacing
     """For XYSquares with 8 grid positions and each spacing: the distance matrices along `factor` and their Spearman
     correlation."""
     out = []
@@ -263,8 +343,14 @@ def overlap_study(spacings: Sequence[int] = (8, 7, 6, 5, 4, 3, 2, 1), factor: st
     return out
 
 # %% ../nbs/02_distances.ipynb #b17bf604
-def plot_overlap_study(study: list[dict], title: str | None = None, size: float = 1.3, ncols: int = 5):
-    "Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation, `ncols` a row."
+def plot_overlap_study(
+    study: list[dict], # what `overlap_study` returned
+    title: str | None = None, # the figure's title
+    size: float = 1.3, # inches per matrix
+    ncols: int = 5, # matrices per row
+):
+    """Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation,
+    `ncols` a row."""
     import matplotlib.pyplot as plt
     n = len(study) + 1
     ncols = min(ncols, n)
@@ -278,13 +364,20 @@ def plot_overlap_study(study: list[dict], title: str | None = None, size: float 
     for k, ax in enumerate(axes):
         ax.set_xticks([]); ax.set_yticks([])
         if k >= n: ax.set_axis_off()
-    fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)", fontsize=10)
+    fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)",
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
 # %% ../nbs/02_distances.ipynb #ab24adb0
-def dataset_report(data: GroundTruthData, distance: Distance = mse, pairs: int = 50_000, traversals: int = 256,
-                   seed=0, progress: bool = False) -> dict:
+def dataset_report(
+    data: GroundTruthData, # the dataset
+    distance: Distance = mse, # the perceived distance
+    pairs: int = 50_000, # pairs per row of Table A1
+    traversals: int = 256, # traversals per factor for the Spearman correlation
+    seed=0, # the seed of the samples
+    progress: bool = False, # show a progress bar
+) -> dict:
     "Table A1 and the traversal Spearman correlation of one dataset and distance, with the time taken."
     t = time.perf_counter()
     imp = factor_importance(data, pairs, distance, seed, progress=progress)

@@ -26,9 +26,17 @@ class ReconLoss:
 
     @property
     def params(self) -> dict: return {}
-    def activate(self, out: torch.Tensor) -> torch.Tensor: return out
-    def __call__(self, out: torch.Tensor, x: torch.Tensor) -> torch.Tensor: raise NotImplementedError
-    def distance(self, x_a: torch.Tensor, x_b: torch.Tensor) -> torch.Tensor: raise NotImplementedError
+    def activate(self,
+                 out: torch.Tensor, # decoder outputs (N, C, H, W)
+                ) -> torch.Tensor: return out
+    def __call__(self,
+                 out: torch.Tensor, # decoder outputs (N, C, H, W)
+                 x: torch.Tensor, # targets, observations (N, C, H, W)
+                ) -> torch.Tensor: raise NotImplementedError
+    def distance(self,
+                 x_a: torch.Tensor, # observations (N, C, H, W) in [0, 1]
+                 x_b: torch.Tensor, # observations, the shape of `x_a`
+                ) -> torch.Tensor: raise NotImplementedError
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
@@ -45,7 +53,9 @@ class BCELoss(ReconLoss):
     [0, 1]."""
     name, standardise = "bce", False
 
-    def __init__(self, eps: float = 1e-6): self.eps = eps
+    def __init__(self,
+                 eps: float = 1e-6): # the distance clamps probabilities to [eps, 1 - eps]
+        self.eps = eps
     def activate(self, out): return torch.sigmoid(out)
     def __call__(self, out, x): return F.binary_cross_entropy_with_logits(out, x, reduction="none").flatten(1).mean(1)
 
@@ -54,10 +64,15 @@ class BCELoss(ReconLoss):
         p = x_b.clamp(self.eps, 1 - self.eps)
         return -(x_a * p.log() + (1 - x_a) * (1 - p).log()).flatten(1).mean(1)
 
-# %% ../nbs/04_losses.ipynb #64eacb3b
+# %% ../nbs/04_losses.ipynb #a0645aec
 _BANDS: dict = {}
 
-def box_band(n: int, radius: int, dtype=torch.float32, device=None) -> torch.Tensor:
+def box_band(
+    n: int, # the length of the axis
+    radius: int, # the box's radius r: a window of 2r + 1
+    dtype=torch.float32, # the matrix's dtype
+    device=None, # the matrix's device
+) -> torch.Tensor:
     "The (n, n) matrix of the 1-D box filter of `radius` with zero padding: 1/(2r+1) where |i - j| <= r."
     key = (n, radius, dtype, str(device))
     if key not in _BANDS:
@@ -65,6 +80,7 @@ def box_band(n: int, radius: int, dtype=torch.float32, device=None) -> torch.Ten
         _BANDS[key] = ((i[:, None] - i[None, :]).abs() <= radius).to(dtype) / (2 * radius + 1)
     return _BANDS[key]
 
+# %% ../nbs/04_losses.ipynb #cd5ff585
 class _SeparableBlur(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, bh, bw):
@@ -76,7 +92,10 @@ class _SeparableBlur(torch.autograd.Function):
         bh, bw = ctx.saved_tensors
         return bh.mT @ g @ bw, None, None
 
-def box_blur(x: torch.Tensor, radius: int = 31) -> torch.Tensor:
+def box_blur(
+    x: torch.Tensor, # images (..., H, W)
+    radius: int = 31, # the box's radius r: the mean over (2r+1)^2 pixels
+) -> torch.Tensor:
     """Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding; cost independent of
     r."""
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
@@ -84,11 +103,16 @@ def box_blur(x: torch.Tensor, radius: int = 31) -> torch.Tensor:
     H, W = x.shape[-2:]
     return _SeparableBlur.apply(x, box_band(H, radius, x.dtype, x.device), box_band(W, radius, x.dtype, x.device))
 
-# %% ../nbs/04_losses.ipynb #ad3f68f7
+# %% ../nbs/04_losses.ipynb #5653568c
 class AugmentedLoss(ReconLoss):
     "L(x, x_hat) + alpha * L(aug(x), aug(x_hat)) (equation 11) for a base loss and a differentiable `augment`."
-    def __init__(self, base: ReconLoss, augment: Callable, alpha: float, linear: bool = False, name: str = "augmented",
-                 params: dict | None = None):
+    def __init__(self,
+                 base: ReconLoss, # the loss L, and its perceived distance
+                 augment: Callable, # a differentiable map of observations (N, C, H, W) -> (N, ...)
+                 alpha: float, # the weight of the augmented term, >= 0
+                 linear: bool = False, # whether `augment` is linear (one augmentation per loss for an MSE base)
+                 name: str = "augmented", # the name a run records
+                 params: dict | None = None): # the parameters a run records (what rebuilds it by name)
         if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and math.isfinite(alpha)
                 and alpha >= 0):
             raise DisentlitError(f"alpha must be a finite number >= 0, got {alpha!r}")
@@ -107,22 +131,31 @@ class AugmentedLoss(ReconLoss):
         extra = self.base.distance(self.augment(x), self.augment(self.base.activate(out)))
         return self.base(out, x) + self.alpha * extra
 
+# %% ../nbs/04_losses.ipynb #04d319a6
 class AugmentedDistance:
     "The perceived distance of an augmented loss, d(a, b) + alpha * d(aug(a), aug(b)), and its all-pairs form."
-    def __init__(self, loss: AugmentedLoss): self.loss = loss
+    def __init__(self,
+                 loss: AugmentedLoss): # the loss whose base, augmentation and alpha it uses
+        self.loss = loss
 
     def __call__(self, x_a, x_b):
         l = self.loss
         return l.base.distance(x_a, x_b) + l.alpha * l.base.distance(l.augment(x_a), l.augment(x_b))
 
-    def pairwise(self, x: torch.Tensor) -> torch.Tensor:
+    def pairwise(self,
+                 x: torch.Tensor, # traversals of observations (B, f, C, H, W)
+                ) -> torch.Tensor:
         "(B, f, C, H, W) -> (B, f, f), as 02's `pairwise`: two Gram-matrix passes for an MSE base, else pair by pair."
         l = self.loss
         if not isinstance(l.base, MSELoss): return pairwise_by_pair(self, x)
         return pairwise(mse, x) + l.alpha * pairwise(mse, l.augment(x.flatten(0, 1)).view_as(x))
 
 # %% ../nbs/04_losses.ipynb #154a2428
-def box_blur_loss(radius: int = 31, alpha: float | None = None, base: str = "mse") -> AugmentedLoss:
+def box_blur_loss(
+    radius: int = 31, # the blur's radius
+    alpha: float | None = None, # the weight of the blurred term (default: (2r+1)^2)
+    base: str = "mse", # the base loss: 'mse' or 'bce'
+) -> AugmentedLoss:
     "The box-blur augmented loss of Section 6: base + alpha * base(blur(x), blur(x_hat)); alpha defaults to (2r+1)^2."
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
         raise DisentlitError(f"radius must be an integer >= 0, got {radius!r}")
@@ -132,11 +165,14 @@ def box_blur_loss(radius: int = 31, alpha: float | None = None, base: str = "mse
     return AugmentedLoss(MSELoss() if base == "mse" else BCELoss(), lambda x: box_blur(x, radius), alpha,
                          linear=True, name="box_blur", params=params)
 
-# %% ../nbs/04_losses.ipynb #145045a6
+# %% ../nbs/04_losses.ipynb #0ba9e844
 LOSSES: dict[str, Callable[..., ReconLoss]] = dict(mse=MSELoss, bce=BCELoss, box_blur=box_blur_loss)
 _LOSS_PARAMS = dict(mse=(), bce=("eps",), box_blur=("radius", "alpha", "base"))
 
-def get_loss(name: str, **params) -> ReconLoss:
+def get_loss(
+    name: str, # 'mse', 'bce' or 'box_blur'
+    **params, # the loss's parameters
+) -> ReconLoss:
     "Reconstruction loss `name` built with `params`; `DisentlitError` naming what is accepted otherwise."
     if name not in LOSSES: raise DisentlitError(f"unknown loss {name!r}; accepted: {', '.join(LOSSES)}")
     if unknown := [k for k in params if k not in _LOSS_PARAMS[name]]:
@@ -144,7 +180,10 @@ def get_loss(name: str, **params) -> ReconLoss:
                              f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
     return LOSSES[name](**params)
 
-def resolve_loss(loss) -> Callable | None:
+# %% ../nbs/04_losses.ipynb #4847cbf8
+def resolve_loss(
+    loss, # a callable (returned as it is), a name, a record {'name', 'params'}, or None
+) -> Callable | None:
     "A reconstruction loss from a callable (itself), a name ('mse', 'bce', 'box_blur') or a record {'name', 'params'}."
     if loss is None or callable(loss): return loss
     spec = dict(name=loss, params={}) if isinstance(loss, str) else dict(loss)

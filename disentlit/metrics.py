@@ -20,7 +20,7 @@ from .models import kl_normal_pair
 # %% auto #0
 __all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
            'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate',
-           'beta_vae_score', 'factor_vae_score', 'as_encode', 'IndexData', 'factor_encoder',
+           'as_encode', 'IndexData', 'factor_encoder', 'beta_vae_score', 'factor_vae_score',
            'learned_distance_matrices']
 
 # %% ../nbs/06_metrics.ipynb #08f39dec
@@ -58,8 +58,11 @@ def _labels(y: np.ndarray) -> np.ndarray:
     "Each factor column as integer labels 0..k-1 (factor values are categories, as in the reference)."
     return np.stack([np.unique(col, return_inverse=True)[1].reshape(-1) for col in y.T], 1)
 
-# %% ../nbs/06_metrics.ipynb #f4c994fd
-def histogram_discretize(z: np.ndarray, bins: int = 20) -> np.ndarray:
+# %% ../nbs/06_metrics.ipynb #cfa5b187
+def histogram_discretize(
+    z: np.ndarray, # latents (N, D)
+    bins: int = 20, # equal-width bins per latent, over its sample range
+) -> np.ndarray:
     "Each column of `z` (N, D) binned into `bins` equal-width bins over its range: integer codes 0..bins-1."
     z = np.asarray(z, dtype=np.float64)
     if z.ndim == 1: z = z[:, None]
@@ -71,7 +74,11 @@ def histogram_discretize(z: np.ndarray, bins: int = 20) -> np.ndarray:
         out[:, j] = np.digitize(z[:, j], edges[:-1]) - 1     # the maximum falls in the last bin, as with np.histogram
     return out
 
-def discrete_mutual_info(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+# %% ../nbs/06_metrics.ipynb #4e513f96
+def discrete_mutual_info(
+    a: np.ndarray, # integer codes (N, D): the binned latents
+    b: np.ndarray, # integer codes (N, F): the factors' labels
+) -> np.ndarray:
     "Mutual information (nats) between every column of the codes `a` (N, D) and `b` (N, F): (D, F)."
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     N, D = a.shape
@@ -87,7 +94,10 @@ def discrete_mutual_info(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         out[:, f] = np.where(nz, p * np.log(np.where(nz, p, 1) / np.where(nz, pa * pb, 1)), 0).sum((1, 2))
     return np.maximum(out, 0)
 
-def discrete_entropy(b: np.ndarray) -> np.ndarray:
+# %% ../nbs/06_metrics.ipynb #a007c44f
+def discrete_entropy(
+    b: np.ndarray, # integer codes (N, F)
+) -> np.ndarray:
     "Entropy (nats) of every column of the codes `b` (N, F)."
     b = np.asarray(b, dtype=np.int64)
     out = []
@@ -98,7 +108,11 @@ def discrete_entropy(b: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 # %% ../nbs/06_metrics.ipynb #1da29ccb
-def mig(z, y, bins: int = 20) -> dict:
+def mig(
+    z, # latents (N, D), D >= 2
+    y, # factor positions (N, F); every factor must vary
+    bins: int = 20, # histogram bins per latent
+) -> dict: # mig, and per factor: gaps, mutual_info (D, F), entropy
     "Mutual Information Gap of latents `z` (N, D) for discrete factors `y` (N, F), latents binned into `bins`."
     z, y = _check_zy(z, y, "mig", min_samples=2, min_latents=2)
     labels = _labels(y)
@@ -116,7 +130,9 @@ def _entropy_base(p: np.ndarray, axis: int) -> np.ndarray:
     p = p / p.sum(axis, keepdims=True)
     return -(p * np.log(p)).sum(axis) / np.log(n)
 
-def dci_from_importance(importance) -> dict:
+def dci_from_importance(
+    importance, # the importance matrix R (D latents, F factors)
+) -> dict: # disentanglement, completeness, per_code, per_factor
     "Disentanglement and completeness of an importance matrix `importance` (D latents, F factors)."
     R = np.abs(np.asarray(importance, dtype=np.float64))
     if R.ndim != 2 or min(R.shape) < 1:
@@ -128,7 +144,7 @@ def dci_from_importance(importance) -> dict:
                 completeness=float((per_factor * W.sum(0) / W.sum()).sum()),
                 per_code=per_code, per_factor=per_factor)
 
-# %% ../nbs/06_metrics.ipynb #f8dd8b4c
+# %% ../nbs/06_metrics.ipynb #cab5193d
 DCI_MODES = ("exact", "fast")
 
 def _gain_importance(model, n_features: int) -> np.ndarray:
@@ -157,6 +173,7 @@ def _fit_importance(z, labels, mode: str, seed: int):
                                            random_state=seed)
     return _gain_importance(model.fit(z, labels), z.shape[1]), model
 
+# %% ../nbs/06_metrics.ipynb #8316f699
 def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
     """Checked train and test sets: the given ones, or the first two thirds / last third of (z, y) (the reference's
     10,000 : 5,000)."""
@@ -171,7 +188,15 @@ def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
                              f"{z.shape[1]} and {zt.shape[1]} latents, {y.shape[1]} and {yt.shape[1]} factors")
     return z, y, zt, yt
 
-def dci(z, y, z_test=None, y_test=None, mode: str = "exact", seed: int = 0) -> dict:
+# %% ../nbs/06_metrics.ipynb #706986cf
+def dci(
+    z, # latents (N, D)
+    y, # factor positions (N, F)
+    z_test=None, # test latents (default: the last third of `z`)
+    y_test=None, # test factor positions
+    mode: str = "exact", # 'exact' (GradientBoostingClassifier, the reference) or 'fast' (histogram boosting)
+    seed: int = 0, # the classifiers' random state
+) -> dict:
     """DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z` (N, D) for factors
     `y` (N, F)."""
     if mode not in DCI_MODES: raise DisentlitError(f"unknown DCI mode {mode!r}; accepted: {', '.join(DCI_MODES)}")
@@ -194,7 +219,14 @@ def dci(z, y, z_test=None, y_test=None, mode: str = "exact", seed: int = 0) -> d
                 mode=mode)
 
 # %% ../nbs/06_metrics.ipynb #e384bf49
-def sap(z, y, z_test=None, y_test=None, continuous: bool | Sequence[bool] = False, seed: int = 0) -> dict:
+def sap(
+    z, # latents (N, D), D >= 2
+    y, # factor positions (N, F)
+    z_test=None, # test latents (default: the last third of `z`; continuous factors use no test set)
+    y_test=None, # test factor positions
+    continuous: bool | Sequence[bool] = False, # factors scored by R^2 instead of accuracy: one flag, or one per factor
+    seed: int = 0, # the classifiers' random state
+) -> dict: # sap, gaps (F,), score_matrix (D, F)
     """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2
     over accuracy."""
     z, y = _check_zy(z, y, "sap", min_samples=2, min_latents=2)
@@ -246,16 +278,18 @@ def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
     a[rows, :, k] = a[rows, 0, k][:, None]                    # FactorVAE: factor k fixed across the group
     return k, a
 
-# %% ../nbs/06_metrics.ipynb #5bc0afc8
+# %% ../nbs/06_metrics.ipynb #03b381e3
 def _draw_mig(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng))
 def _score_mig(z, pos, p): return mig(z["train"], pos["train"], bins=p["bins"])
 
+# %% ../nbs/06_metrics.ipynb #cc5b826d
 def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng),
                                            test=data.sample_pos(p["num_test"], rng))
 def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"], mode=p["mode"], seed=p["seed"])
 def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"], continuous=p["continuous"],
                                       seed=p["seed"])
 
+# %% ../nbs/06_metrics.ipynb #8d8d80db
 def _draw_beta_vae(data, rng, p):
     fs = _factor_list(data, p["factors"])
     out = {}
@@ -280,6 +314,7 @@ def _score_beta_vae(z, pos, p):
                 factors=[int(f) for f in model.classes_],
                 converged=not any(issubclass(w.category, ConvergenceWarning) for w in caught))
 
+# %% ../nbs/06_metrics.ipynb #e3dc304e
 def _draw_factor_vae(data, rng, p):
     fs = _factor_list(data, p["factors"])
     out = dict(variance=data.sample_pos(p["num_variance_estimate"], rng))
@@ -305,6 +340,7 @@ def _score_factor_vae(z, pos, p):
     return dict(eval_accuracy=acc(votes["eval"]), train_accuracy=acc(votes["train"]), num_active_dims=int(len(active)),
                 votes=votes["train"])
 
+# %% ../nbs/06_metrics.ipynb #6a92db0e
 _SPECS = {
     "mig": (dict(num_train=10_000, bins=20), _draw_mig, _score_mig),
     "dci": (dict(num_train=10_000, num_test=5_000, mode="exact"), _draw_split, _score_dci),
@@ -315,19 +351,20 @@ _SPECS = {
 }
 _MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1)
 
-def metric_defaults(metric: str) -> dict:
+def metric_defaults(
+    metric: str, # one of `METRICS`
+) -> dict:
     "The default parameters of `metric` (disentanglement_lib's unsupervised_study_v1 configuration)."
     if metric not in _SPECS: raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRICS)}")
     return dict(_SPECS[metric][0])
 
-# %% ../nbs/06_metrics.ipynb #81236c9b
-def _metric_rng(seed, metric: str) -> np.random.Generator:
-    "An independent stream per metric: the same (seed, metric) always draws the same sample."
-    if isinstance(seed, np.random.Generator): seed = int(seed.integers(2 ** 63))
-    if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
-    return np.random.default_rng([int(seed), METRICS.index(metric)])
-
-def metric_plan(metrics, params: dict | None = None, fast: bool = True, seed=0) -> dict:
+# %% ../nbs/06_metrics.ipynb #b7c3cf84
+def metric_plan(
+    metrics, # metric names: a sequence, or one comma-separated string
+    params: dict | None = None, # parameters per metric: {metric: {name: value}}
+    fast: bool = True, # DCI in its fast mode
+    seed=0, # the evaluation seed (recorded as the classifiers' random state)
+) -> dict:
     """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises
     on bad names or values."""
     if isinstance(metrics, str): metrics = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -356,13 +393,20 @@ def metric_plan(metrics, params: dict | None = None, fast: bool = True, seed=0) 
         out[m] = p
     return out
 
+# %% ../nbs/06_metrics.ipynb #dbecca7e
 def _as_numpy(z) -> np.ndarray:
     if isinstance(z, (tuple, list)): z = z[0]                 # an encoder returning (mean, logvar)
     if isinstance(z, torch.Tensor): z = z.detach().float().cpu().numpy()
     return np.asarray(z, dtype=np.float32)
 
-def encode_indices(encode: Callable, data: GroundTruthData, idx, standardise: bool = True, batch_size: int = 256,
-                   progress: bool = False) -> np.ndarray:
+def encode_indices(
+    encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
+    data: GroundTruthData, # the dataset
+    idx, # indices of the observations
+    standardise: bool = True, # standardise the batches, as in training
+    batch_size: int = 256, # observations per call of `encode`
+    progress: bool = False, # show a progress bar
+) -> np.ndarray:
     "Latents (len(idx), D) of the observations at `idx`, encoded in batches under `torch.inference_mode`."
     idx = data.check_idx(np.asarray(idx).reshape(-1))
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -379,9 +423,25 @@ def encode_indices(encode: Callable, data: GroundTruthData, idx, standardise: bo
             out[s:s + len(z)] = z
     return out if out is not None else np.empty((0, 0), dtype=np.float32)
 
-def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | str = METRICS, seed=0,
-             standardise: bool = True, batch_size: int = 256, progress: bool = False, fast: bool = True,
-             params: dict | None = None, dedup: bool = True) -> dict:
+# %% ../nbs/06_metrics.ipynb #9deb33d2
+def _metric_rng(seed, metric: str) -> np.random.Generator:
+    "An independent stream per metric: the same (seed, metric) always draws the same sample."
+    if isinstance(seed, np.random.Generator): seed = int(seed.integers(2 ** 63))
+    if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
+    return np.random.default_rng([int(seed), METRICS.index(metric)])
+
+def evaluate(
+    encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
+    data: GroundTruthData, # the dataset
+    metrics: Sequence[str] | str = METRICS, # metric names (or one comma-separated string)
+    seed=0, # the evaluation seed: each metric draws from its own stream of it
+    standardise: bool = True, # standardise the batches, as in training
+    batch_size: int = 256, # observations per call of `encode`
+    progress: bool = False, # show progress bars
+    fast: bool = True, # DCI in its fast mode
+    params: dict | None = None, # parameters per metric: {metric: {name: value}}
+    dedup: bool = True, # encode each distinct observation once (False: every draw, as the reference)
+) -> dict: # one dict per metric, and `info`: draws, encoded, latents, seconds, params, seed, dedup
     """Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once
     (`dedup`) or every draw."""
     t0 = time.perf_counter()
@@ -415,24 +475,12 @@ def evaluate(encode: Callable, data: GroundTruthData, metrics: Sequence[str] | s
                        params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None, dedup=bool(dedup))
     return out
 
-def beta_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000,
-                   num_eval: int = 5_000, factors: Sequence | None = None, seed=0, **kwargs) -> dict:
-    """BetaVAE score (Higgins et al.): `factors` restricts the fixed factor (e.g. all but shape); `kwargs` go to
-    `evaluate`."""
-    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval, factors=factors)
-    return evaluate(encode, data, ("beta_vae",), seed=seed, params=dict(beta_vae=p), **kwargs)["beta_vae"]
-
-def factor_vae_score(encode: Callable, data: GroundTruthData, batch_size: int = 64, num_train: int = 10_000,
-                     num_eval: int = 5_000, num_variance_estimate: int = 10_000, prune_threshold: float = 0.05,
-                     factors: Sequence | None = None, seed=0, **kwargs) -> dict:
-    """FactorVAE score (Kim and Mnih) with disentanglement_lib's pruning of collapsed latents; `kwargs` go to
-    `evaluate`."""
-    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval,
-             num_variance_estimate=num_variance_estimate, prune_threshold=prune_threshold, factors=factors)
-    return evaluate(encode, data, ("factor_vae",), seed=seed, params=dict(factor_vae=p), **kwargs)["factor_vae"]
-
 # %% ../nbs/06_metrics.ipynb #a5fa1012
-def as_encode(model: torch.nn.Module, channels_last: bool = True, precision: str = "fp32") -> Callable:
+def as_encode(
+    model: torch.nn.Module, # a framework (with `encode`) or an encoder returning (mean, logvar)
+    channels_last: bool = True, # run in channels-last memory format
+    precision: str = "fp32", # 'fp32' or 'bf16' (autocast)
+) -> Callable:
     "An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder)."
     if precision not in ("fp32", "bf16"):
         raise DisentlitError(f"unknown precision {precision!r}; accepted: fp32, bf16")
@@ -447,12 +495,14 @@ def as_encode(model: torch.nn.Module, channels_last: bool = True, precision: str
         return z.float()
     return encode
 
-# %% ../nbs/06_metrics.ipynb #3472e0f5
+# %% ../nbs/06_metrics.ipynb #6070a196
 class IndexData(GroundTruthData):
     "A factor space whose observations are their own indices (a 1 x 1 RGB image of 3 bytes): for testing metrics."
     name = "index"
 
-    def __init__(self, names: Sequence[str], sizes: Sequence[int]):
+    def __init__(self,
+                 names: Sequence[str], # the factor names
+                 sizes: Sequence[int]): # the factor sizes (fewer than 2**24 positions in all)
         super().__init__(names, sizes, (1, 1, 3))
         if len(self) >= 2 ** 24:
             raise DisentlitError(f"IndexData holds fewer than 2**24 observations, got {len(self):,}")
@@ -467,16 +517,57 @@ class IndexData(GroundTruthData):
         "No standardisation: the pixels are the index."
         return np.zeros(3), np.ones(3)
 
-    def decode(self, x: torch.Tensor) -> np.ndarray:
+    def decode(self,
+               x: torch.Tensor, # a float batch (N, 3, 1, 1) made by `batch`
+              ) -> np.ndarray:
         "Indices of a float batch (N, 3, 1, 1) made by `batch`."
         b = torch.round(torch.as_tensor(x).reshape(len(x), 3) * 255).long().cpu().numpy()
         return (b[:, 0] << 16) | (b[:, 1] << 8) | b[:, 2]
 
-def factor_encoder(data: IndexData, fn: Callable | None = None) -> Callable:
+# %% ../nbs/06_metrics.ipynb #e7c13dd2
+def factor_encoder(
+    data: IndexData, # the factor space
+    fn: Callable | None = None, # factor positions (N, F) -> latents (N, D) (default: the positions)
+) -> Callable:
     """An `encode` for `IndexData` whose latents are `fn(positions (N, F)) -> (N, D)` (the positions themselves by
     default)."""
     fn = fn or (lambda pos: pos.astype(np.float32))
     return lambda x: fn(data.idx_to_pos(data.decode(x)))
+
+# %% ../nbs/06_metrics.ipynb #5feee6b5
+def beta_vae_score(
+    encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
+    data: GroundTruthData, # the dataset
+    batch_size: int = 64, # observations per group
+    num_train: int = 10_000, # training groups
+    num_eval: int = 5_000, # evaluation groups
+    factors: Sequence | None = None, # the factors a group may fix (default: all)
+    seed=0, # the evaluation seed
+    **kwargs, # more arguments for `evaluate`
+) -> dict:
+    """BetaVAE score (Higgins et al.): `factors` restricts the fixed factor (e.g. all but shape); `kwargs` go to
+    `evaluate`."""
+    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval, factors=factors)
+    return evaluate(encode, data, ("beta_vae",), seed=seed, params=dict(beta_vae=p), **kwargs)["beta_vae"]
+
+# %% ../nbs/06_metrics.ipynb #021fe396
+def factor_vae_score(
+    encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
+    data: GroundTruthData, # the dataset
+    batch_size: int = 64, # observations per group
+    num_train: int = 10_000, # training groups
+    num_eval: int = 5_000, # evaluation groups
+    num_variance_estimate: int = 10_000, # observations for the global variances
+    prune_threshold: float = 0.05, # latents whose std is below it are pruned
+    factors: Sequence | None = None, # the factors a group may fix (default: all)
+    seed=0, # the evaluation seed
+    **kwargs, # more arguments for `evaluate`
+) -> dict:
+    """FactorVAE score (Kim and Mnih) with disentanglement_lib's pruning of collapsed latents; `kwargs` go to
+    `evaluate`."""
+    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval,
+             num_variance_estimate=num_variance_estimate, prune_threshold=prune_threshold, factors=factors)
+    return evaluate(encode, data, ("factor_vae",), seed=seed, params=dict(factor_vae=p), **kwargs)["factor_vae"]
 
 # %% ../nbs/06_metrics.ipynb #892def6c
 LEVELS = ("gt", "pcv", "l2", "kl", "recon")
@@ -486,9 +577,15 @@ def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
     "KL(q_u || q_v) between every two diagonal Gaussians of each traversal: (B, f, D) -> (B, f, f)."
     return kl_normal_pair(mu[:, :, None], logvar[:, :, None], mu[:, None], logvar[:, None]).sum(-1)
 
-def learned_distance_matrices(model: torch.nn.Module, data: GroundTruthData, n: int = 64,
-                              distance: Callable | None = None, seed=0, factors: Sequence | None = None,
-                              batch_size: int = 1024) -> dict:
+def learned_distance_matrices(
+    model: torch.nn.Module, # a trained framework: `encoder` (-> mean, log-variance) and `decode`
+    data: GroundTruthData, # the dataset
+    n: int = 64, # traversals per factor
+    distance: Callable | None = None, # the perceived distance (default: the model's reconstruction loss's)
+    seed=0, # the seed of the traversals
+    factors: Sequence | None = None, # the factors (default: all)
+    batch_size: int = 1024, # observations per call of the encoder
+) -> dict:
     """Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f,
     f)}}; `distance` defaults to the model's reconstruction loss's."""
     from disentlit.distances import d_gt, mse, pairwise

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 from torch import nn
 
 from .data import DisentlitError, GroundTruthData
@@ -28,7 +29,9 @@ __all__ = ['MAX_LATENTS', 'FRAMEWORKS', 'MODELS', 'TC_ESTIMATORS', 'DISC_PRECISI
            'DIPVAE2', 'mmd_imq', 'WAE']
 
 # %% ../nbs/03_models.ipynb #ed6cf80d
-def init_glorot(module: nn.Module) -> nn.Module:
+def init_glorot(
+    module: nn.Module, # a network: every linear and convolutional layer in it is initialised
+) -> nn.Module: # the same module
     "Glorot-uniform weights and zero biases for every linear and convolutional layer (TensorFlow's defaults)."
     for m in module.modules():
         if isinstance(m, (nn.Linear, nn.Conv2d, nn.ConvTranspose2d)):
@@ -36,7 +39,18 @@ def init_glorot(module: nn.Module) -> nn.Module:
             if m.bias is not None: nn.init.zeros_(m.bias)
     return module
 
-# %% ../nbs/03_models.ipynb #e5ecf9b2
+# %% ../nbs/03_models.ipynb #468eaced
+class GaussianHead(nn.Module):
+    "Features (N, F) -> mean and log-variance (N, D) of a diagonal Gaussian posterior."
+    def __init__(self,
+                 features: int, # F, the size of the feature vector
+                 latents: int): # D, the number of latents
+        super().__init__()
+        self.mean, self.logvar = nn.Linear(features, latents), nn.Linear(features, latents)
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.mean(h), self.logvar(h)
+
+# %% ../nbs/03_models.ipynb #12e997b9
 MAX_LATENTS = 4096
 
 def _check(channels: int, latents: int):
@@ -44,17 +58,11 @@ def _check(channels: int, latents: int):
     if not isinstance(latents, int) or isinstance(latents, bool) or not 1 <= latents <= MAX_LATENTS:
         raise DisentlitError(f"latents must be an integer in 1..{MAX_LATENTS}, got {latents!r}")
 
-class GaussianHead(nn.Module):
-    "Features (N, F) -> mean and log-variance (N, D) of a diagonal Gaussian posterior."
-    def __init__(self, features: int, latents: int):
-        super().__init__()
-        self.mean, self.logvar = nn.Linear(features, latents), nn.Linear(features, latents)
-
-    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.mean(h), self.logvar(h)
-
 class EncoderConv64(nn.Module):
     "Table A3 encoder: (N, C, 64, 64) -> mean and log-variance (N, D) of a diagonal Gaussian."
-    def __init__(self, channels: int = 3, latents: int = 9):
+    def __init__(self,
+                 channels: int = 3, # C: 1 or 3
+                 latents: int = 9): # D
         super().__init__()
         _check(channels, latents)
         self.channels, self.latents = channels, latents
@@ -67,9 +75,12 @@ class EncoderConv64(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.head(self.body(x))
 
+# %% ../nbs/03_models.ipynb #e5bfdab7
 class DecoderConv64(nn.Module):
     "Table A3 decoder: latents (N, D) -> image logits or means (N, C, 64, 64), no output activation."
-    def __init__(self, channels: int = 3, latents: int = 9):
+    def __init__(self,
+                 channels: int = 3, # C: 1 or 3
+                 latents: int = 9): # D
         super().__init__()
         _check(channels, latents)
         self.channels, self.latents = channels, latents
@@ -82,7 +93,7 @@ class DecoderConv64(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
-# %% ../nbs/03_models.ipynb #7984d067
+# %% ../nbs/03_models.ipynb #f5449da7
 def _check_shape(obs_shape) -> tuple[int, int, int]:
     if len(obs_shape) != 3 or min(obs_shape) < 1:
         raise DisentlitError(f"obs_shape must be (H, W, C), got {obs_shape!r}")
@@ -90,7 +101,10 @@ def _check_shape(obs_shape) -> tuple[int, int, int]:
 
 class EncoderFC(nn.Module):
     "Fully connected encoder: (N, C, H, W) -> mean and log-variance (N, D); ReLU hidden layers."
-    def __init__(self, obs_shape: Sequence[int] = (64, 64, 1), latents: int = 9, hidden: Sequence[int] = (1200, 1200)):
+    def __init__(self,
+                 obs_shape: Sequence[int] = (64, 64, 1), # (H, W, C) of an observation
+                 latents: int = 9, # D
+                 hidden: Sequence[int] = (1200, 1200)): # the widths of the hidden layers
         super().__init__()
         H, W, C = _check_shape(obs_shape)
         _check(C, latents)
@@ -102,10 +116,13 @@ class EncoderFC(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.head(self.body(x))
 
+# %% ../nbs/03_models.ipynb #1fdadc97
 class DecoderFC(nn.Module):
     "Fully connected decoder: (N, D) -> (N, C, H, W) logits or means; tanh hidden layers."
-    def __init__(self, obs_shape: Sequence[int] = (64, 64, 1), latents: int = 9,
-                 hidden: Sequence[int] = (1200, 1200, 1200)):
+    def __init__(self,
+                 obs_shape: Sequence[int] = (64, 64, 1), # (H, W, C) of an observation
+                 latents: int = 9, # D
+                 hidden: Sequence[int] = (1200, 1200, 1200)): # the widths of the hidden layers
         super().__init__()
         H, W, C = _check_shape(obs_shape)
         _check(C, latents)
@@ -117,53 +134,94 @@ class DecoderFC(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
-# %% ../nbs/03_models.ipynb #633c0752
-def reparameterise(mu: torch.Tensor, logvar: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #a31c1621
+def reparameterise(
+    mu: torch.Tensor, # posterior means (..., D)
+    logvar: torch.Tensor, # posterior log-variances, the shape of `mu`
+    generator: torch.Generator | None = None, # the source of the noise
+) -> torch.Tensor:
     "A sample z = mu + sigma * eps of the diagonal Gaussian (mu, exp(logvar)), eps drawn from `generator`."
     eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
     return mu + eps * (0.5 * logvar).exp()
 
-def kl_normal(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #6801ed34
+def kl_normal(
+    mu: torch.Tensor, # means (..., D)
+    logvar: torch.Tensor, # log-variances, the shape of `mu`
+) -> torch.Tensor:
     "KL(N(mu, exp(logvar)) || N(0, 1)) per latent, same shape as `mu`."
     return 0.5 * (mu.square() + logvar.exp() - 1 - logvar)
 
-def kl_normal_pair(mu_p, logvar_p, mu_q, logvar_q) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #db942160
+def kl_normal_pair(
+    mu_p, # the means of p (..., D)
+    logvar_p, # the log-variances of p
+    mu_q, # the means of q, the same shape
+    logvar_q, # the log-variances of q
+) -> torch.Tensor:
     "KL(p || q) per latent between diagonal Gaussians p = (mu_p, exp(logvar_p)) and q = (mu_q, exp(logvar_q))."
     return 0.5 * (logvar_q - logvar_p + (logvar_p.exp() + (mu_p - mu_q).square()) / logvar_q.exp() - 1)
 
-def symmetric_kl(mu_p, logvar_p, mu_q, logvar_q) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #dae676a7
+def symmetric_kl(
+    mu_p, # the means of p (..., D)
+    logvar_p, # the log-variances of p
+    mu_q, # the means of q, the same shape
+    logvar_q, # the log-variances of q
+) -> torch.Tensor:
     "The symmetric KL of appendix B.2 per latent: (KL(p||q) + KL(q||p)) / 2."
     return 0.5 * kl_normal_pair(mu_p, logvar_p, mu_q, logvar_q) + 0.5 * kl_normal_pair(mu_q, logvar_q, mu_p, logvar_p)
 
-# %% ../nbs/03_models.ipynb #f1ada0a7
-def ada_shared_mask(deltas: torch.Tensor) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #8f047ce7
+def ada_shared_mask(
+    deltas: torch.Tensor, # the per-latent distances delta_i of each pair's posteriors (B, D)
+) -> torch.Tensor:
     "Ada-GVAE's adaptive threshold: True where a latent is shared, delta < (max + min) / 2 of its pair's row (B, D)."
     tau = 0.5 * (deltas.amax(-1, keepdim=True) + deltas.amin(-1, keepdim=True))
     return deltas < tau
 
-def average_gvae(mu1, logvar1, mu2, logvar2) -> tuple[torch.Tensor, torch.Tensor]:
+# %% ../nbs/03_models.ipynb #cd6d5766
+def average_gvae(
+    mu1, # the means of the first posterior of each pair (B, D)
+    logvar1, # its log-variances
+    mu2, # the means of the second posterior
+    logvar2, # its log-variances
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances."
     return 0.5 * (mu1 + mu2), torch.log(0.5 * (logvar1.exp() + logvar2.exp()))
 
-def average_mlvae(mu1, logvar1, mu2, logvar2) -> tuple[torch.Tensor, torch.Tensor]:
+# %% ../nbs/03_models.ipynb #312033b6
+def average_mlvae(
+    mu1, # the means of the first posterior of each pair (B, D)
+    logvar1, # its log-variances
+    mu2, # the means of the second posterior
+    logvar2, # its log-variances
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it)."
     v1, v2 = logvar1.exp(), logvar2.exp()
     var = 2 * v1 * v2 / (v1 + v2)
     return (mu1 / v1 + mu2 / v2) * var * 0.5, torch.log(var)
 
-# %% ../nbs/03_models.ipynb #8ffc9739
-def adam(params, **kwargs) -> torch.optim.Adam:
+# %% ../nbs/03_models.ipynb #0b0129a2
+def adam(
+    params, # the parameters to optimise
+    **kwargs, # Adam's settings (lr, betas, ...)
+) -> torch.optim.Adam:
     """Adam with the fused kernel where the device has one (the same update, several times faster on CPU than the
     default)."""
     params = list(params)
     try: return torch.optim.Adam(params, fused=True, **kwargs)
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, **kwargs)
 
+# %% ../nbs/03_models.ipynb #a740197e
 class AE(nn.Module):
     "A deterministic autoencoder; the base of every framework. `loss(batch) -> (loss, logs)`."
     name, pairs = "ae", False
 
-    def __init__(self, encoder: nn.Module, decoder: nn.Module, recon: Callable | None = None):
+    def __init__(self,
+                 encoder: nn.Module, # x (N, C, H, W) -> (mean, log-variance) (N, D)
+                 decoder: nn.Module, # z (N, D) -> x_out (N, C, H, W)
+                 recon: Callable | None = None): # the reconstruction loss (default: `mse`)
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
         self.recon = mse if recon is None else recon
@@ -174,77 +232,119 @@ class AE(nn.Module):
         "Whether this framework trains on standardised observations (the reconstruction loss decides)."
         return bool(getattr(self.recon, "standardise", True))
 
-    def hparams(self) -> dict: return {}
+    def hparams(self) -> dict:
+        "The framework's own parameters and their values: the keyword-only arguments of its constructor."
+        own = inspect.signature(type(self).__init__).parameters.values()
+        return {p.name: getattr(self, p.name) for p in own if p.kind is p.KEYWORD_ONLY}
 
     reg_per_observation = False     # True: the regulariser is in nats per observation (summed over latents),
                                     # see "The constrained-VAE family"
+    extra_objectives: tuple[str, ...] = ()   # logged terms a step also minimises, each on its own network (FactorVAE)
 
     # -- the hooks -------------------------------------------------------------------------------
-    def sample_batch(self, data: GroundTruthData, n: int, rng: np.random.Generator, device=None) -> torch.Tensor:
+    def sample_batch(self,
+                     data: GroundTruthData, # the dataset
+                     n: int, # the batch size
+                     rng: np.random.Generator, # the loop's data stream
+                     device=None, # where the batch goes
+                    ) -> torch.Tensor:
         "Hook: one training batch of `n` observations (N, C, H, W) drawn with `rng`."
         return data.batch(data.sample_idx(n, rng), self.standardise, device)
 
-    def posterior(self, mu, logvar) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    def posterior(self,
+                  mu, # posterior means (N, D), from the encoder
+                  logvar, # posterior log-variances (N, D)
+                 ) -> tuple[torch.Tensor, torch.Tensor, dict]:
         "Hook: change the posteriors before sampling (Ada-GVAE's averaging); returns (mu, logvar, logs)."
         return mu, logvar, {}
 
-    def latent(self, mu, logvar, generator=None) -> torch.Tensor:
+    def latent(self,
+               mu, # posterior means (N, D), after `posterior`
+               logvar, # posterior log-variances (N, D)
+               generator=None, # the loop's noise
+              ) -> torch.Tensor:
         "Hook: the latent code that is decoded."
         return mu
 
-    def regulariser(self, mu, logvar, z, generator=None) -> tuple[torch.Tensor, dict]:
+    def regulariser(self,
+                    mu, # posterior means (N, D), after `posterior`
+                    logvar, # posterior log-variances (N, D)
+                    z, # the codes that were decoded (N, D)
+                    generator=None, # the loop's noise, for terms that sample
+                   ) -> tuple[torch.Tensor, dict]:
         "Hook: the regularisation term and its logs (`generator`: the loop's noise, for terms that sample)."
         return mu.new_zeros(()), {}
 
-    def setup(self, data: GroundTruthData, batch_size: int):
+    def setup(self,
+              data: GroundTruthData, # the training data
+              batch_size: int): # the training batch size
         "Hook: called by `fit` before the first step; check the batch size, read what is needed from the dataset."
 
-    # -- the fixed parts -------------------------------------------------------------------------
-    def encode(self, x: torch.Tensor) -> torch.Tensor:
-        "The representation: the posterior means (N, D)."
-        return self.encoder(x)[0]
+# %% ../nbs/03_models.ipynb #bbfec398
+@patch
+def encode(self: AE,
+           x: torch.Tensor, # observations (N, C, H, W)
+          ) -> torch.Tensor:
+    "The representation: the posterior means (N, D)."
+    return self.encoder(x)[0]
 
-    def decode(self, z: torch.Tensor) -> torch.Tensor:
-        "Reconstructions as observations (the loss's `activate` applied to the decoder output)."
-        out = self.decoder(z)
-        return self.recon.activate(out) if hasattr(self.recon, "activate") else out
+@patch
+def decode(self: AE,
+           z: torch.Tensor, # latent codes (N, D)
+          ) -> torch.Tensor:
+    "Reconstructions as observations (the loss's `activate` applied to the decoder output)."
+    out = self.decoder(z)
+    return self.recon.activate(out) if hasattr(self.recon, "activate") else out
 
-    def loss(self, batch: torch.Tensor, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
-        "The training loss of a batch and its terms: reconstruction (mean over elements) plus the regulariser."
-        mu, logvar = self.encoder(batch)
-        with torch.autocast(batch.device.type, enabled=False):          # the loss terms in float32 under bf16
-            mu, logvar, logs = self.posterior(mu.float(), logvar.float())
-            z = self.latent(mu, logvar, generator)
-        out = self.decoder(z)
-        with torch.autocast(batch.device.type, enabled=False):
-            recon = self.recon(out.float(), batch.float()).mean()
-            reg, reg_logs = self.regulariser(mu, logvar, z, generator)
-            if self.reg_per_observation:
-                reg = reg / batch[0].numel()                # nats per observation -> per element, as the recon
-            loss = recon + reg
-        return loss, dict(loss=loss, recon=recon, **reg_logs, **logs)
+# %% ../nbs/03_models.ipynb #9ee4ab75
+@patch
+def loss(self: AE,
+         batch: torch.Tensor, # a training batch (N, C, H, W), as `sample_batch` draws it
+         generator: torch.Generator | None = None, # the loop's noise
+        ) -> tuple[torch.Tensor, dict]:
+    "The training loss of a batch and its terms: reconstruction (mean over elements) plus the regulariser."
+    mu, logvar = self.encoder(batch)
+    with torch.autocast(batch.device.type, enabled=False):          # the loss terms in float32 under bf16
+        mu, logvar, logs = self.posterior(mu.float(), logvar.float())
+        z = self.latent(mu, logvar, generator)
+    out = self.decoder(z)
+    with torch.autocast(batch.device.type, enabled=False):
+        recon = self.recon(out.float(), batch.float()).mean()
+        reg, reg_logs = self.regulariser(mu, logvar, z, generator)
+        if self.reg_per_observation:
+            reg = reg / batch[0].numel()                # nats per observation -> per element, as the recon
+        loss = recon + reg
+    return loss, dict(loss=loss, recon=recon, **reg_logs, **logs)
 
-    def configure_optimisers(self, lr: float) -> list[torch.optim.Optimizer]:
-        "Hook: the optimisers (Adam, as C.2)."
-        return [adam(self.parameters(), lr=lr)]
+# %% ../nbs/03_models.ipynb #244e2b56
+@patch
+def configure_optimisers(self: AE,
+                         lr: float, # the learning rate
+                        ) -> list[torch.optim.Optimizer]:
+    "Hook: the optimisers (Adam, as C.2)."
+    return [adam(self.parameters(), lr=lr)]
 
-    extra_objectives: tuple[str, ...] = ()   # logged terms a step also minimises, each on its own network (FactorVAE)
+@patch
+def training_step(self: AE,
+                  batch, # a training batch
+                  optimisers, # what `configure_optimisers` returned
+                  generator=None, # the loop's noise
+                  autocast=contextlib.nullcontext, # a context for the forward pass (bf16 autocast, or nothing)
+                 ) -> dict:
+    """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps; returns the logs as
+    floats. A non-finite loss or extra objective leaves the parameters untouched."""
+    with autocast(): loss, logs = self.loss(batch, generator)
+    objective = sum((logs[k] for k in self.extra_objectives), loss)
+    logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
+    if any(not math.isfinite(logs[k]) for k in self.extra_objectives):
+        logs["loss"] = float("nan")   # stops the run too
+    if not math.isfinite(logs["loss"]): return logs
+    for o in optimisers: o.zero_grad(set_to_none=True)
+    objective.backward()
+    for o in optimisers: o.step()
+    return logs
 
-    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext) -> dict:
-        """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps; returns the logs as
-        floats. A non-finite loss or extra objective leaves the parameters untouched."""
-        with autocast(): loss, logs = self.loss(batch, generator)
-        objective = sum((logs[k] for k in self.extra_objectives), loss)
-        logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
-        if any(not math.isfinite(logs[k]) for k in self.extra_objectives):
-            logs["loss"] = float("nan")   # stops the run too
-        if not math.isfinite(logs["loss"]): return logs
-        for o in optimisers: o.zero_grad(set_to_none=True)
-        objective.backward()
-        for o in optimisers: o.step()
-        return logs
-
-# %% ../nbs/03_models.ipynb #b88d1076
+# %% ../nbs/03_models.ipynb #d83b32e3
 def _check_weight(name: str, value, positive: bool = False) -> float:
     "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
     ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
@@ -258,6 +358,7 @@ def _check_int(name: str, value, hint: str = "") -> int:
         raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {value!r}")
     return value
 
+# %% ../nbs/03_models.ipynb #29d1947f
 class VAE(AE):
     "The VAE: reparameterised samples and the KL to the prior, averaged over latents (beta = 1)."
     name = "vae"
@@ -269,17 +370,22 @@ class VAE(AE):
         kl = kl_normal(mu, logvar).mean()
         return self.beta * kl, dict(kl=kl)
 
+# %% ../nbs/03_models.ipynb #54938d3a
 class BetaVAE(VAE):
     """beta-VAE (Higgins et al. 2016) with beta normalisation (B.1): recon mean over elements + beta * KL mean over
     latents."""
     name = "betavae"
 
-    def __init__(self, encoder, decoder, recon=None, *, beta: float = 0.001):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 beta: float = 0.001): # the weight of the KL (normalised, B.1)
         super().__init__(encoder, decoder, recon)
         self.beta = _check_weight("beta", beta)
 
-    def hparams(self) -> dict: return dict(beta=self.beta)
-
+# %% ../nbs/03_models.ipynb #c250c665
 class AdaGVAE(BetaVAE):
     "Ada-GVAE (Locatello et al. 2020) on pairs with k ~ U[1, F] differing factors; symmetric KL deltas (B.2)."
     name, pairs = "adagvae", True
@@ -297,24 +403,32 @@ class AdaGVAE(BetaVAE):
         logvar = torch.cat([torch.where(shared, al, l1), torch.where(shared, al, l2)])
         return mu, logvar, dict(shared=shared.float().sum(-1).mean())
 
+# %% ../nbs/03_models.ipynb #c37ac4d9
 class AdaMLVAE(AdaGVAE):
     "Ada-ML-VAE: Ada-GVAE with the product-of-Gaussians average of ML-VAE."
     name = "adamlvae"
     average = staticmethod(average_mlvae)
 
-# %% ../nbs/03_models.ipynb #02116360
+# %% ../nbs/03_models.ipynb #08822d70
 FRAMEWORKS: dict[str, type[AE]] = {c.name: c for c in (AE, VAE, BetaVAE, AdaGVAE, AdaMLVAE)}
 MODELS = ("conv64", "fc")
 _COMMON = ("obs_shape", "latents", "model", "width", "recon", "seed")
 
-def framework_params(name: str, own: bool = False) -> list[str]:
+def framework_params(
+    name: str, # a framework's name in `FRAMEWORKS`
+    own: bool = False, # only the framework's own parameters (beta, gamma, ...)
+) -> list[str]:
     "The keyword parameters `get_framework(name, ...)` accepts (`own`: only the framework's own, e.g. beta, gamma)."
     if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
     mine = [p.name for p in inspect.signature(FRAMEWORKS[name].__init__).parameters.values()
             if p.kind is p.KEYWORD_ONLY]
     return mine if own else [*_COMMON, *mine]
 
-def check_own_params(name: str, params: dict) -> dict:
+# %% ../nbs/03_models.ipynb #0276e0c3
+def check_own_params(
+    name: str, # a framework's name in `FRAMEWORKS`
+    params: dict, # parameters meant for that framework
+) -> dict: # `params` itself
     "`params` if they are all `name`'s own parameters (what `--param` may set), else `DisentlitError` listing those."
     own = framework_params(name, own=True)
     if unknown := [k for k in params if k not in own]:
@@ -322,15 +436,27 @@ def check_own_params(name: str, params: dict) -> dict:
                              f"{', '.join(own) or '(none)'}")
     return params
 
-def recon_spec(recon) -> dict | None:
+# %% ../nbs/03_models.ipynb #d7339fb1
+def recon_spec(
+    recon, # a reconstruction loss: None (the default `mse`), `mse`, or a loss with `name` and `params`
+) -> dict | None:
     "The name and parameters of a reconstruction loss (None for an anonymous callable, which a run cannot record)."
     if recon is None or recon is mse: return dict(name="mse", params={})
     if isinstance(getattr(recon, "name", None), str):
         return dict(name=recon.name, params=dict(getattr(recon, "params", {})))
     return None
 
-def get_framework(name: str, obs_shape: Sequence[int] = (64, 64, 3), latents: int = 9, model: str = "conv64",
-                  width: int | None = None, recon: Callable | None = None, seed: int = 0, **params) -> AE:
+# %% ../nbs/03_models.ipynb #3d61a0c3
+def get_framework(
+    name: str, # a framework's name in `FRAMEWORKS`
+    obs_shape: Sequence[int] = (64, 64, 3), # (H, W, C) of an observation
+    latents: int = 9, # D
+    model: str = "conv64", # the networks: 'conv64' (Table A3, 64x64 images) or 'fc'
+    width: int | None = None, # the hidden units of model='fc' (default 1200)
+    recon: Callable | None = None, # the reconstruction loss (default: `mse`)
+    seed: int = 0, # the seed of the initialisation
+    **params, # the framework's own parameters (`framework_params(name, own=True)`)
+) -> AE:
     """Framework `name` with fresh networks (initialised from `seed`); `DisentlitError` naming what is accepted
     otherwise."""
     accepted = framework_params(name)
@@ -360,7 +486,12 @@ def get_framework(name: str, obs_shape: Sequence[int] = (64, 64, 3), latents: in
                     recon=recon_spec(loss_fn), seed=seed, params=fw.hparams())
     return fw
 
-def framework_for(data: GroundTruthData, name: str, **kwargs) -> AE:
+# %% ../nbs/03_models.ipynb #688abadf
+def framework_for(
+    data: GroundTruthData, # the dataset the framework will train on
+    name: str, # a framework's name in `FRAMEWORKS`
+    **kwargs, # more arguments for `get_framework`
+) -> AE:
     "`get_framework` for the observation shape of `data` (fully connected networks unless it is 64x64)."
     H, W, C = data.obs_shape
     kwargs.setdefault("model", "conv64" if (H, W) == (64, 64) else "fc")
@@ -376,16 +507,22 @@ class AnnealedVAE(VAE):
     "AnnealedVAE (Burgess et al. 2017): gamma * |KL - C|, C rising linearly from 0 to c_max over `iterations` updates."
     name, reg_per_observation = "annealedvae", True
 
-    def __init__(self, encoder, decoder, recon=None, *, gamma: float = 1000.0, c_max: float = 5.0,
-                 iterations: int = 100_000):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 gamma: float = 1000.0, # the weight of |KL - C|
+                 c_max: float = 5.0, # the final capacity C, in nats
+                 iterations: int = 100_000): # the updates over which C rises from 0 to c_max
         super().__init__(encoder, decoder, recon)
         self.gamma, self.c_max = _check_weight("gamma", gamma), _check_weight("c_max", c_max)
         self.iterations = _check_int("iterations", iterations)
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
-    def hparams(self) -> dict: return dict(gamma=self.gamma, c_max=self.c_max, iterations=self.iterations)
-
-    def capacity(self, t: int | None = None) -> float:
+    def capacity(self,
+                 t: int | None = None, # a number of updates (default: the updates done so far)
+                ) -> float:
         "The target KL C after `t` updates (default: the updates done so far)."
         t = int(self.updates) if t is None else t
         return min(self.c_max, self.c_max * t / self.iterations)
@@ -400,13 +537,19 @@ class AnnealedVAE(VAE):
         if math.isfinite(logs["loss"]): self.updates += 1
         return logs
 
-# %% ../nbs/03_models.ipynb #38c06d5e
-TC_ESTIMATORS = ("mws", "mss")
+# %% ../nbs/03_models.ipynb #4bec0103
 _LOG_2PI = math.log(2 * math.pi)
 
-def gaussian_log_density(z, mu, logvar) -> torch.Tensor:
+def gaussian_log_density(
+    z, # points
+    mu, # means of the diagonal Gaussians (broadcasting with `z`)
+    logvar, # their log-variances
+) -> torch.Tensor:
     "log N(z; mu, exp(logvar)) elementwise (broadcasting)."
     return -0.5 * (_LOG_2PI + logvar + (z - mu).square() * (-logvar).exp())
+
+# %% ../nbs/03_models.ipynb #9083870b
+TC_ESTIMATORS = ("mws", "mss")
 
 def _log_weights(m: int, dataset_size: int, estimator: str, like: torch.Tensor) -> torch.Tensor:
     "(M, M) log-weights of q(z_i|n_j) in the estimate of log q(z_i)."
@@ -424,7 +567,13 @@ def _check_estimator(estimator: str) -> str:
         raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: {', '.join(TC_ESTIMATORS)}")
     return estimator
 
-def tc_decomposition(mu, logvar, z, dataset_size: int, estimator: str = "mws") -> dict[str, torch.Tensor]:
+def tc_decomposition(
+    mu, # the posterior means of the batch (M, D)
+    logvar, # their log-variances
+    z, # one sample of each posterior (M, D)
+    dataset_size: int, # N, the number of observations of the dataset
+    estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
+) -> dict[str, torch.Tensor]:
     "Minibatch estimates of index-code MI, total correlation and dimension-wise KL (nats, batch means)."
     _check_estimator(estimator)
     m = len(z)
@@ -441,18 +590,22 @@ class BetaTCVAE(VAE):
     "beta-TCVAE (Chen et al. 2018): alpha * MI + beta * TC + gamma * dimension-wise KL, estimated on the minibatch."
     name, reg_per_observation = "betatcvae", True
 
-    def __init__(self, encoder, decoder, recon=None, *, alpha: float = 1.0, beta: float = 6.0, gamma: float = 1.0,
-                 estimator: str = "mws", dataset_size: int | None = None):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 alpha: float = 1.0, # the weight of the index-code mutual information
+                 beta: float = 6.0, # the weight of the total correlation
+                 gamma: float = 1.0, # the weight of the dimension-wise KL
+                 estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
+                 dataset_size: int | None = None): # N of the estimator (None: the training data's, at `setup`)
         super().__init__(encoder, decoder, recon)
         self.alpha, self.beta, self.gamma = (_check_weight(k, v) for k,
                                              v in dict(alpha=alpha, beta=beta, gamma=gamma).items())
         if dataset_size is not None: _check_int("dataset_size", dataset_size, " (or None: the dataset's)")
         self.estimator, self.dataset_size = _check_estimator(estimator), dataset_size
         self.data_size = dataset_size               # N of the estimator: given, or the training data's (`setup`)
-
-    def hparams(self) -> dict:
-        return dict(alpha=self.alpha, beta=self.beta, gamma=self.gamma, estimator=self.estimator,
-                    dataset_size=self.dataset_size)
 
     def setup(self, data, batch_size):
         self.data_size = self.dataset_size or len(data)
@@ -469,21 +622,31 @@ class BetaTCVAE(VAE):
         return self.alpha * t["mi"] + self.beta * t["tc"] + self.gamma * t["dwkl"], t
 
 # %% ../nbs/03_models.ipynb #c317ab76
-def permute_dims(z: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def permute_dims(
+    z: torch.Tensor, # codes (N, D)
+    generator: torch.Generator | None = None, # the source of the permutations
+) -> torch.Tensor:
     "Each column of z (N, D) shuffled independently across the batch: samples of the product of the marginals."
     order = torch.rand(z.shape, generator=generator, device=z.device).argsort(0)
     return z.gather(0, order)
 
-# %% ../nbs/03_models.ipynb #8ab11546
-def mlp_discriminator(latents: int, width: int = 1000, layers: int = 6) -> nn.Sequential:
+# %% ../nbs/03_models.ipynb #33595a15
+def mlp_discriminator(
+    latents: int, # D, the size of a code
+    width: int = 1000, # units per hidden layer
+    layers: int = 6, # hidden layers
+) -> nn.Sequential:
     "Kim and Mnih's discriminator: `layers` leaky-ReLU hidden layers of `width` units, two logits (Glorot init)."
     sizes, mods = [latents] + [width] * layers, []
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
 
+# %% ../nbs/03_models.ipynb #bb9f26d6
 DISC_PRECISIONS = ("auto", "fp32", "bf16")
 
-def native_bf16(device: torch.device | str) -> bool:
+def native_bf16(
+    device: torch.device | str, # a device, or its name
+) -> bool:
     """Whether `device` multiplies bf16 matrices in hardware: AMX or AVX512-BF16 on a CPU, compute capability 8+ on
     CUDA."""
     device = torch.device(device)
@@ -491,13 +654,19 @@ def native_bf16(device: torch.device | str) -> bool:
     caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
 
-def discriminate(disc: nn.Module, z: torch.Tensor, generator: torch.Generator | None = None,
-                 bf16: bool = False) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #72b9e6f4
+def discriminate(
+    disc: nn.Module, # the discriminator
+    z: torch.Tensor, # codes (N, D)
+    generator: torch.Generator | None = None, # the source of the permutation
+    bf16: bool = False, # run `disc` under bf16 autocast
+) -> torch.Tensor:
     """Float32 logits (2N, 2) of `disc` on the codes z (N, D), then on their permutation (detached); under bf16
     autocast if asked."""
     with torch.autocast(z.device.type, dtype=torch.bfloat16, enabled=bf16):
         return disc(torch.cat([z, permute_dims(z.detach(), generator)])).float()
 
+# %% ../nbs/03_models.ipynb #3a22bb9a
 class _FactorVAETerms(torch.autograd.Function):
     """(TC, discriminator loss) from one pass of D; TC's gradient goes to the codes only, the loss's to D's weights
     only."""
@@ -526,12 +695,21 @@ class _FactorVAETerms(torch.autograd.Function):
         gp = torch.autograd.grad(loss, params, g_disc) if g_disc != 0 else [None] * len(params)
         return (None, None, None, None, gz, *gp)
 
+# %% ../nbs/03_models.ipynb #d0289841
 class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
     name, reg_per_observation, extra_objectives = "factorvae", True, ("disc_loss",)
 
-    def __init__(self, encoder, decoder, recon=None, *, gamma: float = 40.0, disc_width: int = 1000,
-                 disc_layers: int = 6, disc_lr: float = 1e-4, disc_precision: str = "auto"):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 gamma: float = 40.0, # the weight of the total correlation
+                 disc_width: int = 1000, # units per hidden layer of the discriminator
+                 disc_layers: int = 6, # hidden layers of the discriminator
+                 disc_lr: float = 1e-4, # the discriminator's learning rate
+                 disc_precision: str = "auto"): # 'auto', 'fp32' or 'bf16' for the discriminator's passes
         super().__init__(encoder, decoder, recon)
         self.gamma, self.disc_lr = _check_weight("gamma", gamma), _check_weight("disc_lr", disc_lr, positive=True)
         self.disc_width, self.disc_layers = _check_int("disc_width", disc_width), _check_int("disc_layers",
@@ -541,13 +719,12 @@ class FactorVAE(VAE):
         self.disc_precision = disc_precision
         self.discriminator = mlp_discriminator(encoder.latents, disc_width, disc_layers)
 
-    def hparams(self) -> dict:
-        return dict(gamma=self.gamma, disc_width=self.disc_width, disc_layers=self.disc_layers, disc_lr=self.disc_lr,
-                    disc_precision=self.disc_precision)
-
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
 
-    def disc_bf16(self, device, loop_bf16: bool = False) -> bool:
+    def disc_bf16(self,
+                  device, # the device D runs on
+                  loop_bf16: bool = False, # whether the training loop runs in bf16
+                 ) -> bool:
         "Whether D runs in bf16: `disc_precision` 'bf16', or 'auto' in a bf16 loop or on a device with native bf16."
         if self.disc_precision != "auto": return self.disc_precision == "bf16"
         return loop_bf16 or native_bf16(device)
@@ -566,7 +743,7 @@ class FactorVAE(VAE):
                                          *self.discriminator.parameters())
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
-    def vae_parameters(self) -> list[nn.Parameter]:
+    def vae_parameters(self) -> list[nn.Parameter]: # what the first optimiser steps
         "The encoder's and decoder's parameters: everything but the discriminator."
         return [p for n, p in self.named_parameters() if not n.startswith("discriminator.")]
 
@@ -574,17 +751,23 @@ class FactorVAE(VAE):
         return [adam(self.vae_parameters(), lr=lr),
                 adam(self.discriminator.parameters(), lr=self.disc_lr, betas=(0.5, 0.9))]
 
-# %% ../nbs/03_models.ipynb #5cb9a8ad
-def dip_penalty(cov: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+# %% ../nbs/03_models.ipynb #ea678e6f
+def dip_penalty(
+    cov: torch.Tensor, # a covariance matrix (D, D)
+) -> tuple[torch.Tensor, torch.Tensor]:
     "The off-diagonal and diagonal DIP penalties (unweighted) of a covariance matrix (D, D)."
     diag = cov.diagonal()
     return (cov.square().sum() - diag.square().sum()), (diag - 1).square().sum()
 
-def batch_cov(x: torch.Tensor) -> torch.Tensor:
+# %% ../nbs/03_models.ipynb #6a652417
+def batch_cov(
+    x: torch.Tensor, # N rows of D values
+) -> torch.Tensor:
     "The covariance (D, D) of the rows of x (N, D), normalised by N as disentanglement_lib does."
     c = x - x.mean(0)
     return c.T @ c / len(x)
 
+# %% ../nbs/03_models.ipynb #3a924ad2
 class DIPVAE(VAE):
     """DIP-VAE (Kumar et al. 2018): KL plus penalties pulling Cov[mu] (DIP-VAE-I) or Cov_q[z] (DIP-VAE-II) to the
     identity."""
@@ -593,12 +776,16 @@ class DIPVAE(VAE):
     penalised_cov = "mu"
     default_od, d_factor = 2.0, 10.0                # Table 1: lambda_d = 10 lambda_od for DIP-VAE-I
 
-    def __init__(self, encoder, decoder, recon=None, *, lambda_od: float | None = None, lambda_d: float | None = None):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 lambda_od: float | None = None, # the off-diagonal weight (None: `default_od`)
+                 lambda_d: float | None = None): # the diagonal weight (None: `d_factor` times lambda_od)
         super().__init__(encoder, decoder, recon)
         self.lambda_od = _check_weight("lambda_od", self.default_od if lambda_od is None else lambda_od)
         self.lambda_d = _check_weight("lambda_d", self.d_factor * self.lambda_od if lambda_d is None else lambda_d)
-
-    def hparams(self) -> dict: return dict(lambda_od=self.lambda_od, lambda_d=self.lambda_d)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "a covariance over the batch")
 
@@ -611,13 +798,18 @@ class DIPVAE(VAE):
         off, diag = dip_penalty(self.covariance(mu, logvar))
         return kl + self.lambda_od * off + self.lambda_d * diag, dict(kl=kl, dip_offdiag=off, dip_diag=diag)
 
+# %% ../nbs/03_models.ipynb #d7b74f27
 class DIPVAE2(DIPVAE):
     "DIP-VAE-II: the penalties on Cov_q[z] = Cov[mu] + E[diag sigma^2]; lambda_d = lambda_od by default."
     name, penalised_cov = "dipvae_ii", "z"
     default_od, d_factor = 1.0, 1.0                 # Table 1: lambda_d = lambda_od for DIP-VAE-II
 
 # %% ../nbs/03_models.ipynb #d901f560
-def mmd_imq(x: torch.Tensor, y: torch.Tensor, c: float) -> torch.Tensor:
+def mmd_imq(
+    x: torch.Tensor, # a sample (n, D)
+    y: torch.Tensor, # another sample (n, D)
+    c: float, # the kernel's scale C
+) -> torch.Tensor:
     "Unbiased MMD^2 estimate between samples x (n, D) and y (n, D) with the kernel c / (c + |x - y|^2)."
     n = len(x)
     k = lambda a, b: c / (c + torch.cdist(a, b).square())
@@ -632,8 +824,15 @@ class WAE(AE):
     log-variance penalty."""
     name, reg_per_observation = "wae", True
 
-    def __init__(self, encoder, decoder, recon=None, *, encoder_type: str = "gaussian", lambda_mmd: float = 100.0,
-                 lambda_p: float = 1.0, p: float = 1.0):
+    def __init__(self,
+                 encoder, # x -> (mean, log-variance or log side length)
+                 decoder, # z -> x_out
+                 recon=None, # the reconstruction loss (default: `mse`)
+                 *,
+                 encoder_type: str = "gaussian", # 'gaussian' (Gaussian prior) or 'uniform' (boxes, uniform prior)
+                 lambda_mmd: float = 100.0, # the weight of the MMD
+                 lambda_p: float = 1.0, # the weight of the L_p penalty on the second head
+                 p: float = 1.0): # the exponent of that penalty
         super().__init__(encoder, decoder, recon)
         if encoder_type not in WAE_ENCODERS:
             raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: {', '.join(WAE_ENCODERS)}")
@@ -641,16 +840,18 @@ class WAE(AE):
         self.lambda_mmd, self.lambda_p = _check_weight("lambda_mmd", lambda_mmd), _check_weight("lambda_p", lambda_p)
         self.p = _check_weight("p", p, positive=True)
 
-    def hparams(self) -> dict: return dict(encoder_type=self.encoder_type, lambda_mmd=self.lambda_mmd,
-                                           lambda_p=self.lambda_p, p=self.p)
-
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the unbiased MMD estimate")
 
     def encode(self, x): return torch.tanh(self.encoder(x)[0])
 
     def posterior(self, mu, logvar): return torch.tanh(mu), logvar, {}
 
-    def prior_sample(self, shape, generator=None, device=None) -> torch.Tensor:
+    def prior_sample(self,
+                     shape, # the shape of the sample (n, D)
+                     generator=None, # the source of the sample
+                     device=None, # where it goes
+                    ) -> torch.Tensor:
+        "A sample of the prior: N(0, I) for the Gaussian encoder, uniform on [-1, 1]^D for the uniform one."
         if self.encoder_type == "gaussian": return torch.randn(shape, generator=generator, device=device)
         return 2 * torch.rand(shape, generator=generator, device=device) - 1
 

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from .data import DisentlitError, GroundTruthData, as_rng
 from .models import AE
@@ -20,31 +21,55 @@ from .training import load_run
 __all__ = ['to_images', 'encode_obs', 'latent_kl', 'traversal_grid', 'plot_traversal_grid', 'traversal_gif', 'DatasetExplorer',
            'RunExplorer']
 
-# %% ../nbs/07_traversals.ipynb #c39c6f4a
-def to_images(model: AE, data: GroundTruthData, x: torch.Tensor) -> np.ndarray:
+# %% ../nbs/07_traversals.ipynb #00436a7b
+def to_images(
+    model: AE, # the framework whose decoder made `x`
+    data: GroundTruthData, # the dataset it was trained on (its channel statistics)
+    x: torch.Tensor, # decoded observations (N, C, H, W), in the model's training space
+) -> np.ndarray:
     "Decoded observations (N, C, H, W) in the model's training space -> displayable images (N, H, W, C) in [0, 1]."
     x = x.detach().float().cpu()
     if model.standardise:
         mean, std = data.channel_stats()
-        x = x * torch.as_tensor(np.where(std > 0, std, 1.0), dtype=x.dtype)[:, None, None] + torch.as_tensor(mean, dtype=x.dtype)[:, None, None]
+        x = (x * torch.as_tensor(np.where(std > 0, std, 1.0), dtype=x.dtype)[:, None, None]
+             + torch.as_tensor(mean, dtype=x.dtype)[:, None, None])
     return x.clamp(0, 1).permute(0, 2, 3, 1).numpy()
 
+# %% ../nbs/07_traversals.ipynb #682a079d
 @torch.no_grad()
-def encode_obs(model: AE, data: GroundTruthData, idx) -> tuple[torch.Tensor, torch.Tensor]:
+def encode_obs(
+    model: AE, # a framework
+    data: GroundTruthData, # the dataset
+    idx, # indices of the observations
+) -> tuple[torch.Tensor, torch.Tensor]:
     "Posterior means and log-variances (N, D) of the observations at `idx`."
     return model.encoder(data.batch(np.atleast_1d(idx), model.standardise))
 
+# %% ../nbs/07_traversals.ipynb #3f5f3d88
 @torch.no_grad()
-def latent_kl(model: AE, data: GroundTruthData, n: int = 1024, seed=0) -> np.ndarray:
+def latent_kl(
+    model: AE, # a framework
+    data: GroundTruthData, # the dataset
+    n: int = 1024, # random observations to average over
+    seed=0, # the seed of the observations
+) -> np.ndarray:
     "The KL divergence of each latent's posterior from N(0, 1), averaged over `n` random observations: (D,)."
     mu, logvar = encode_obs(model, data, data.sample_idx(n, seed))
     return (0.5 * (mu ** 2 + logvar.exp() - 1 - logvar)).mean(0).numpy()
 
 # %% ../nbs/07_traversals.ipynb #523e6f79
 @torch.no_grad()
-def traversal_grid(model: AE, data: GroundTruthData, idx: int | None = None, values: int = 9, limit: float = 2.5,
-                   order: str = "kl", seed=0) -> dict:
-    "Decoded traversals of every latent through one observation: images (D, values, H, W, C), the row order and the KLs."
+def traversal_grid(
+    model: AE, # a framework
+    data: GroundTruthData, # the dataset
+    idx: int | None = None, # the observation whose encoding the other latents keep (None: a random one)
+    values: int = 9, # values per latent, evenly spaced
+    limit: float = 2.5, # the values run over [-limit, limit]
+    order: str = "kl", # rows by KL, most informative first ('kl'), or by latent ('index')
+    seed=0, # the seed of the random observation and of the KL estimate
+) -> dict: # images (D, values, H, W, C), latents, kl, values, idx
+    """Decoded traversals of every latent through one observation: images (D, values, H, W, C), the row order and the
+    KLs."""
     if values < 2: raise DisentlitError(f"values must be >= 2, got {values}")
     if order not in ("kl", "index"): raise DisentlitError(f"order must be 'kl' or 'index', got {order!r}")
     rng = as_rng(seed)
@@ -59,7 +84,11 @@ def traversal_grid(model: AE, data: GroundTruthData, idx: int | None = None, val
     return dict(images=images, latents=rows, kl=kl[rows], values=steps.numpy(), idx=idx)
 
 # %% ../nbs/07_traversals.ipynb #2ce01458
-def plot_traversal_grid(grid: dict, title: str | None = None, size: float = 0.8):
+def plot_traversal_grid(
+    grid: dict, # what `traversal_grid` returned
+    title: str | None = None, # the figure's title
+    size: float = 0.8, # inches per image
+):
     "Show a traversal grid: one row per latent (labelled with its KL), one column per value."
     import matplotlib.pyplot as plt
     images, (D, V) = grid["images"], grid["images"].shape[:2]
@@ -70,7 +99,8 @@ def plot_traversal_grid(grid: dict, title: str | None = None, size: float = 0.8)
             img = images[r, c]
             ax.imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
             ax.set_xticks([]); ax.set_yticks([])
-        axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}", fontsize=7, rotation=0, ha="right", va="center")
+        axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}", fontsize=7, rotation=0, ha="right",
+                              va="center")
     for c in range(V): axes[-1, c].set_xlabel(f"{grid['values'][c]:+.1f}", fontsize=7)
     fig.suptitle(title or "latent traversals (rows ordered by KL)", fontsize=9)
     fig.tight_layout()
@@ -87,7 +117,13 @@ def _tile(images: np.ndarray, cols: int) -> np.ndarray:
         out[r * (H + 2):r * (H + 2) + H, c * (W + 2):c * (W + 2) + W] = (img * 255).round().astype(np.uint8)
     return out
 
-def traversal_gif(grid: dict, path: str | Path, cols: int | None = None, ms_per_frame: int = 120, scale: int = 2) -> Path:
+def traversal_gif(
+    grid: dict, # what `traversal_grid` returned
+    path: str | Path, # the GIF to write
+    cols: int | None = None, # tiles per row (default: a square)
+    ms_per_frame: int = 120, # the duration of a frame
+    scale: int = 2, # the enlargement
+) -> Path: # `path`
     "Write a traversal grid as an animated GIF: frame t shows every latent at the t-th value (and back)."
     from PIL import Image
     images = grid["images"]                                                 # (D, V, H, W, C)
@@ -103,7 +139,7 @@ def traversal_gif(grid: dict, path: str | Path, cols: int | None = None, ms_per_
     frames[0].save(path, save_all=True, append_images=frames[1:], duration=ms_per_frame, loop=0)
     return path
 
-# %% ../nbs/07_traversals.ipynb #19468fe0
+# %% ../nbs/07_traversals.ipynb #eec31d61
 def _png(image: np.ndarray, scale: int = 3) -> bytes:
     "An image (H, W, C) in [0, 1] or uint8 as PNG bytes, enlarged `scale` times."
     from PIL import Image
@@ -113,9 +149,12 @@ def _png(image: np.ndarray, scale: int = 3) -> bytes:
     pic.resize((pic.width * scale, pic.height * scale), Image.NEAREST).save(buf, format="png")
     return buf.getvalue()
 
+# %% ../nbs/07_traversals.ipynb #9b1a2521
 class DatasetExplorer:
     "One slider per factor; the image shows the observation at the sliders' position."
-    def __init__(self, data: GroundTruthData, pos=None):
+    def __init__(self,
+                 data: GroundTruthData, # the dataset
+                 pos=None): # the first position (default: all zeros)
         import ipywidgets as w
         self.data = data
         pos = data.check_pos(np.zeros(data.num_factors, int) if pos is None else pos)
@@ -133,10 +172,13 @@ class DatasetExplorer:
         from IPython.display import display
         display(self.widget)
 
-# %% ../nbs/07_traversals.ipynb #924229eb
+# %% ../nbs/07_traversals.ipynb #d8c6d23f
 class RunExplorer:
     "Pick a run; one slider per latent (ordered by KL); the image decodes the slider values."
-    def __init__(self, run_dirs: Sequence[str | Path], limit: float = 3.0, seed=0):
+    def __init__(self,
+                 run_dirs: Sequence[str | Path], # run directories (the menu's entries)
+                 limit: float = 3.0, # the sliders run over [-limit, limit]
+                 seed=0): # the seed of the shown observation and of the KL estimate
         import ipywidgets as w
         if not run_dirs: raise DisentlitError("RunExplorer needs at least one run directory")
         self.limit, self.seed = limit, seed
@@ -145,21 +187,6 @@ class RunExplorer:
         self.picker.observe(lambda _: self.load(self.picker.value), names="value")
         self.widget = w.VBox([self.picker, w.HBox([self.sliders_box, self.image])])
         self.load(self.picker.value)
-
-    def load(self, run_dir: str):
-        "Load a run and make one slider per latent, set to the encoding of one observation."
-        import ipywidgets as w
-        self.model, self.data, self.config = load_run(run_dir)
-        kl = latent_kl(self.model, self.data, seed=self.seed)
-        self.order = np.argsort(-kl, kind="stable")
-        mu, _ = encode_obs(self.model, self.data, self.data.sample_idx(1, self.seed))
-        self._loading = True
-        self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], -self.limit, self.limit)), min=-self.limit, max=self.limit,
-                                      step=0.05, description=f"z{d} ({kl[d]:.2f})") for d in self.order]
-        for s in self.sliders: s.observe(lambda _: self.update(), names="value")
-        self.sliders_box.children = self.sliders
-        self._loading = False
-        self.update()
 
     @property
     def z(self) -> torch.Tensor:
@@ -176,3 +203,22 @@ class RunExplorer:
     def _ipython_display_(self):
         from IPython.display import display
         display(self.widget)
+
+# %% ../nbs/07_traversals.ipynb #fe208587
+@patch
+def load(self: RunExplorer,
+         run_dir: str, # the run directory
+        ):
+    "Load a run and make one slider per latent, set to the encoding of one observation."
+    import ipywidgets as w
+    self.model, self.data, self.config = load_run(run_dir)
+    kl = latent_kl(self.model, self.data, seed=self.seed)
+    self.order = np.argsort(-kl, kind="stable")
+    mu, _ = encode_obs(self.model, self.data, self.data.sample_idx(1, self.seed))
+    self._loading = True
+    self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], -self.limit, self.limit)), min=-self.limit,
+                                  max=self.limit, step=0.05, description=f"z{d} ({kl[d]:.2f})") for d in self.order]
+    for s in self.sliders: s.observe(lambda _: self.update(), names="value")
+    self.sliders_box.children = self.sliders
+    self._loading = False
+    self.update()

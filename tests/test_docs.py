@@ -4,7 +4,8 @@ tools/docs_check.py, and (where Chromium is installed) clean in a real browser.
 Each rule of docs_check is also shown to fail: a copy of the built site gets one defect of each class planted in
 it (the defects issue 17 found: links to nbdev's pages that do not exist, contents entries cut at the code in a
 heading, API entries reading "Call self as a function.", a GIF shown as its size in bytes, figures shrunk until
-their text is 3 px tall, code in the search index, a command-line page without usages), and the check must name it.
+their text is 3 px tall, code in the search index, a command-line page without usages; and an API entry shown
+twice), and the check must name it.
 """
 import base64
 import io
@@ -173,6 +174,19 @@ def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_ad
     assert any("Call self as a function" in p for p in found), found
     assert any("'CorruptFile' is a class shown as 'def CorruptFile(*args, **kwargs)'" in p for p in found), found
     assert any("'traversal_spearman' shows a default as a memory address" in p for p in found), found
+
+
+def test_api_rule_flags_an_entry_shown_twice(seeded):
+    import copy
+    from docs_check import soup
+    def damage(h):
+        page = soup(h)
+        cell = page.find("h3", id="as_rng").find_parent(class_="jp-Cell")          # the entry's whole cell, twice
+        cell.insert_after(copy.copy(cell))
+        return str(page)
+    assert not problems(seeded.path, "01a_data", rule="api")
+    seeded.edit("01a_data", damage)
+    assert "api: 01a_data: entry 'as_rng' appears 2 times" in problems(seeded.path, "01a_data", rule="api")
 
 
 def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(seeded):

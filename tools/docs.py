@@ -14,6 +14,9 @@ On the way it makes the site correct for a reader:
   (`class` for classes and exceptions), the docstring, and a table of parameters with their type,
   default and docments comment (nbdev shows parameters only when a function has docments, and reads
   "Call self as a function." for a function without a docstring);
+- one entry per name: the notebooks document their API with their own `show_doc` cells, each after the cell that
+  defines the name; nbdev still adds `show_doc` cells for names a notebook does not document itself, and for methods
+  defined with `@patch` even when it does (`one_entry_each` keeps the notebook's own);
 - nbdev's links to names (`doc_host` + `doc_baseurl` + `data.html#name` in settings.ini, pages that
   only Quarto would make) become links to this site's page and the entry's anchor;
 - GIF outputs, which nbconvert does not render, become images; live widgets (which need a kernel)
@@ -264,6 +267,26 @@ def _source_order(cells: list[dict]) -> list[dict]:
     return out
 
 
+def _shown(cell: dict) -> str | None:
+    "The name a `show_doc(name)` code cell documents (None for any other cell)."
+    if cell["cell_type"] != "code": return None
+    m = _SHOW_DOC.search("".join(cell["source"]))
+    return m.group(1) if m else None
+
+
+def one_entry_each(cells: list[dict], own_ids: set | None = None) -> list[dict]:
+    """One API entry per name: nbdev adds a `show_doc` cell after an exported cell for every name it defines unless the
+    notebook documents it already, but it does not see that `show_doc(Class.method)` documents a method defined with
+    `@patch`, and adds its own. Where a name has several `show_doc` cells, the notebook's own (its id is one of
+    `own_ids`, the ids of the source notebook's cells) is kept, else the first."""
+    own_ids = own_ids or set()
+    keep = {}
+    for k, cell in enumerate(cells):
+        if (name := _shown(cell)) is None: continue
+        if name not in keep or (cell.get("id") in own_ids and cells[keep[name]].get("id") not in own_ids): keep[name] = k
+    return [c for k, c in enumerate(cells) if _shown(c) is None or keep[_shown(c)] == k]
+
+
 def _gif_as_html(out: dict):
     "nbconvert has no renderer for image/gif: show it as an <img> (it plays in the browser)."
     data = out.get("data", {})
@@ -281,9 +304,11 @@ def _front_matter(src: str) -> dict | None:
     return meta if isinstance(meta, dict) and "title" in meta else None
 
 
-def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | None = None) -> dict:
+def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | None = None,
+          own_ids: set | None = None) -> dict:
     """A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`up`: from its page to the
-    root; `module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries)."""
+    root; `module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries;
+    `own_ids`: the ids of the source notebook's cells, whose `show_doc` cells win over nbdev's copies)."""
     cells = []
     for cell in nb["cells"]:
         src = "".join(cell["source"])
@@ -313,7 +338,7 @@ def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | 
         else:
             cell["source"] = _clean_text(src, up, anchors)
         cells.append(cell)
-    nb["cells"] = _source_order(cells)
+    nb["cells"] = _source_order(one_entry_each(cells, own_ids))
     return nb
 
 
@@ -375,7 +400,9 @@ def build(proc: bool = True) -> Path:
     anchors = {stem: api_names(nb) for stem, nb in nbs.items()}
     for stem, nb in nbs.items():
         path = PROC / f"{stem}.ipynb"
-        nb = clean(nb, "" if stem == "index" else "../", modules.get(stem), anchors)
+        source = ROOT / "nbs" / f"{stem}.ipynb"
+        own = {c.get("id") for c in json.loads(source.read_text(encoding="utf-8"))["cells"]} if source.exists() else set()
+        nb = clean(nb, "" if stem == "index" else "../", modules.get(stem), anchors, own)
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
         title = "Home" if path.stem == "index" else plain(nb.get("metadata", {}).get("title", path.stem))
         nav.append({title: path.name})

@@ -12,7 +12,7 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
 - toc: every entry of a page's contents list has text and that text is the whole text of the heading it points to;
   every h2/h3 of the page (API entries included) is in the list; no two headings of a page share an id; the side
   menu and <title> name the page by its whole h1;
-- api: every exported name of the page's module has an entry; every entry (an h3 in an output) is followed by its
+- api: every exported name of the page's module has an entry, and no name has two; every entry (an h3 in an output) is followed by its
   signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
   and no page reads "Call self as a function.";
 - images: every <img> has a source that exists and decodes to a picture; no output shows an image as its size only
@@ -49,6 +49,7 @@ import re
 import shutil
 import sys
 import threading
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
 
@@ -250,6 +251,8 @@ def check_api(docs: dict, symbols: dict | None = None) -> list[str]:
                 except (ImportError, AttributeError): obj = None
             if obj is not None and inspect.isclass(obj) and not re.match(rf"\s*class\s+{re.escape(last)}\b", sig):
                 problems.append(f"api: {name}: entry {entry!r} is a class shown as {sig.strip().splitlines()[0]!r}")
+        for entry, n in Counter(heading_text(h) for h in entries).items():
+            if n > 1: problems.append(f"api: {name}: entry {entry!r} appears {n} times")
         text = _content(page).get_text(" ")
         if "Call self as a function" in text:
             problems.append(f"api: {name}: an entry reads 'Call self as a function.' (a docstring that is not the object's)")
