@@ -187,8 +187,9 @@ def average_gvae(
     mu2, # the means of the second posterior
     logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances."
-    return 0.5 * (mu1 + mu2), torch.log(0.5 * (logvar1.exp() + logvar2.exp()))
+    """Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances (the log-variance
+    computed as `logaddexp(logvar1, logvar2) - log 2`, finite and with a finite gradient where `exp` underflows)."""
+    return 0.5 * (mu1 + mu2), torch.logaddexp(logvar1, logvar2) - math.log(2)
 
 # %% ../nbs/03_models.ipynb #312033b6
 def average_mlvae(
@@ -197,10 +198,12 @@ def average_mlvae(
     mu2, # the means of the second posterior
     logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it)."
-    v1, v2 = logvar1.exp(), logvar2.exp()
-    var = 2 * v1 * v2 / (v1 + v2)
-    return (mu1 / v1 + mu2 / v2) * var * 0.5, torch.log(var)
+    """Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it): variance
+    2 v1 v2 / (v1 + v2), mean (mu1 / v1 + mu2 / v2) * variance / 2, both computed from the log-variances
+    (weights sigmoid(logvar2 - logvar1) and its complement), so nothing overflows or divides by an underflowed 0."""
+    w1 = torch.sigmoid(logvar2 - logvar1)            # = v2 / (v1 + v2), the weight of mu1
+    logvar = math.log(2) + logvar1 + logvar2 - torch.logaddexp(logvar1, logvar2)
+    return w1 * mu1 + (1 - w1) * mu2, logvar
 
 # %% ../nbs/03_models.ipynb #0b0129a2
 def adam(
