@@ -9,7 +9,7 @@ import argparse, json
 from pathlib import Path
 import numpy as np, torch
 from disentlit.experiments import ResultsDB
-from disentlit.models import load_run
+from disentlit.training import load_run
 
 p = argparse.ArgumentParser()
 p.add_argument("--db", required=True); p.add_argument("--runs", required=True); p.add_argument("--out", required=True)
