@@ -72,16 +72,18 @@ class RunConfig:
         known = [f.name for f in dataclasses.fields(cls)]
         if unknown := sorted(set(d) - set(known)):
             raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
-        metrics = d.get("metrics")
-        return cls(**dict(d, **({"metrics": tuple(metrics)} if isinstance(metrics, list) else {}))).check()
+        d = dict(d)
+        if isinstance(d.get("metrics"), list): d["metrics"] = tuple(d["metrics"])      # as JSON keeps it
+        return cls(**d).check()
 
     @staticmethod
     def check_setting(key: str, value):
         "`value` if it is a valid value of setting `key`; `DisentlitError` naming the setting and what it accepts."
-        kinds = typing.get_args(hint := typing.get_type_hints(RunConfig)[key]) or (hint,)
-        name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
-        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, (*kinds, *(
-                (int,) if float in kinds else ()))):
+        hint = typing.get_type_hints(RunConfig)[key]
+        kinds = typing.get_args(hint) or (hint,)                   # `int | None`: (int, NoneType)
+        accepted = (*kinds, int) if float in kinds else kinds      # a whole number is a number
+        if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in kinds):
+            name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
             raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got {value!r}")
         if value is None: return value
         if key in ("latents", "steps", "checkpoint_every") and value < 1:
