@@ -23,7 +23,7 @@ from .distances import d_pcv, factor_importance, mse
 from .models import (AE, FRAMEWORKS, DecoderConv64, EncoderConv64, check_own_params, framework_for,
                               get_framework)
 from .losses import AugmentedLoss, MSELoss, box_blur_loss
-from .training import MAX_BATCH_SIZE, PRECISIONS, fit, resolve_device, tune_allocator
+from .training import RunConfig, fit, resolve_device, tune_allocator
 from .metrics import METRICS, as_encode, encode_indices, evaluate
 
 # %% auto #0
@@ -31,7 +31,9 @@ __all__ = ['TABLE_A4', 'REFERENCE_MODES', 'BENCHMARKS', 'best_time', 'plain_loop
            'bench_distances', 'bench_loss', 'projected_hours', 'bench_train', 'bench_metrics', 'run_bench']
 
 # %% ../nbs/10_bench.ipynb #7b547b13
-def best_time(fn: Callable, repeats: int) -> float:
+def best_time(fn: Callable,      # what is timed, called with no argument
+              repeats: int,      # timed calls
+              ) -> float:
     "Seconds of the fastest of `repeats` calls of `fn`, after one untimed warm-up call."
     fn()                                                     # warm-up: caches, lazy initialisation
     best = float("inf")
@@ -39,6 +41,7 @@ def best_time(fn: Callable, repeats: int) -> float:
         t = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t)
     return best
 
+# %% ../nbs/10_bench.ipynb #ee6da8a2
 def _lines(title: str, rows: list[tuple[str, str]]) -> str:
     "A title, then one aligned `label  value` row each: what `disentlit bench` prints for people."
     width = max(len(label) for label, _ in rows)
@@ -48,8 +51,15 @@ def _lines(title: str, rows: list[tuple[str, str]]) -> str:
 def _sync(device):
     if torch.device(device).type == "cuda": torch.cuda.synchronize(device)
 
-def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: float = 0.001, seed: int = 0,
-               device="cpu", fixed_batch: bool = False) -> list[float]:
+# %% ../nbs/10_bench.ipynb #507caa10
+def plain_loop(data: GroundTruthData,      # the dataset
+               steps: int,                 # timed steps
+               batch_size: int = 256,      # observations per step
+               beta: float = 0.001,        # the KL's weight
+               seed: int = 0,              # of the weights and the batches
+               device="cpu",               # where it runs
+               fixed_batch: bool = False,  # every step on one batch drawn before the loop
+               ) -> list[float]:
     """Seconds of each of `steps` steps, after one warm-up step, of a minimal plain PyTorch beta-VAE loop (Table A3,
     fp32) on `device`; with `fixed_batch`, every step trains on one batch drawn before the loop."""
     torch.manual_seed(seed)
@@ -73,7 +83,10 @@ def plain_loop(data: GroundTruthData, steps: int, batch_size: int = 256, beta: f
     return times
 
 # %% ../nbs/10_bench.ipynb #b7c3c74a
-def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
+def bench_data(batch_size: int = 256,   # observations per batch
+               repeats: int = 20,       # timed batches (the loop: a fifth as many, at least 3)
+               seed: int = 0,           # of the indices drawn
+               ) -> dict:
     "Time a standardised XYSquares batch: vectorised vs one image at a time, and vs a conv64 VAE step."
     data = XYSquares()
     data.channel_stats()                                     # computed (or read) once, outside the timings
@@ -86,6 +99,7 @@ def bench_data(batch_size: int = 256, repeats: int = 20, seed: int = 0) -> dict:
     out.update(conv64_step_ms=round(step * 1e3, 1), batch_fraction_of_step=round(vec / step, 4))
     return out
 
+# %% ../nbs/10_bench.ipynb #9af912d3
 def _data_text(r: dict) -> str:
     return _lines(f"standardised batch of {r['batch_size']} XYSquares observations "
                   f"({r['torch_threads']} torch threads)",
@@ -94,7 +108,9 @@ def _data_text(r: dict) -> str:
                    ("batch / step", f"{100 * r['batch_fraction_of_step']:9.2f} %")])
 
 # %% ../nbs/10_bench.ipynb #3ea55956
-def d_pcv_one_pair_at_a_time(data: GroundTruthData, pos_a, pos_b) -> np.ndarray:
+def d_pcv_one_pair_at_a_time(data: GroundTruthData,    # the dataset
+                             pos_a, pos_b,             # the pairs' factor positions, (N, factors) each
+                             ) -> np.ndarray:
     "Baseline: the perceived MSE of each pair computed on its own (for benchmarks)."
     out = []
     for p, q in zip(np.asarray(pos_a), np.asarray(pos_b)):
@@ -102,7 +118,11 @@ def d_pcv_one_pair_at_a_time(data: GroundTruthData, pos_a, pos_b) -> np.ndarray:
         out.append(float(((xa - xb) ** 2).mean()))
     return np.array(out)
 
-def bench_distances(pairs: int = 50_000, loop_pairs: int = 1000, seed: int = 0) -> dict:
+# %% ../nbs/10_bench.ipynb #1f37dbd9
+def bench_distances(pairs: int = 50_000,     # pairs per row of Table A1
+                    loop_pairs: int = 1000,  # pairs the loop is timed on (then scaled)
+                    seed: int = 0,           # of the pairs
+                    ) -> dict:
     "Time Table A1 for XYSquares (vectorised) vs a one-pair-at-a-time loop on a subsample, scaled; peak memory."
     data = XYSquares()
     # other work on the machine skews every timing
@@ -121,6 +141,7 @@ def bench_distances(pairs: int = 50_000, loop_pairs: int = 1000, seed: int = 0) 
                 speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(),
                 load_avg_1m=round(load, 2), table=table["factors"] + [table["random"]])
 
+# %% ../nbs/10_bench.ipynb #10713b54
 def _distances_text(r: dict) -> str:
     return _lines(f"Table A1 for XYSquares: {r['rows']} rows x {r['pairs']:,} pairs "
                   f"({r['torch_threads']} torch threads)",
@@ -134,8 +155,15 @@ def _direct_blur(x: torch.Tensor, radius: int) -> torch.Tensor:
     C, k = x.shape[1], 2 * radius + 1
     return F.conv2d(x, torch.full((C, 1, k, k), 1 / k ** 2, dtype=x.dtype, device=x.device), padding=radius, groups=C)
 
-def bench_loss(radius: int = 31, batch_size: int = 256, repeats: int = 5, direct_batch: int = 16, step: bool = True,
-               precision: str = "fp32", seed: int = 0) -> dict:
+# %% ../nbs/10_bench.ipynb #92bcd0e2
+def bench_loss(radius: int = 31,          # of the box blur
+               batch_size: int = 256,     # observations
+               repeats: int = 5,          # timed calls
+               direct_batch: int = 16,    # observations the direct convolution is timed on (then scaled)
+               step: bool = True,         # also time a training step with the loss
+               precision: str = "fp32",   # of that step
+               seed: int = 0,             # of the tensors
+               ) -> dict:
     "Box-blur loss forward+backward vs a direct convolution (same run), and as a fraction of a training step."
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(batch_size, 3, 64, 64, generator=g)
@@ -167,6 +195,7 @@ def bench_loss(radius: int = 31, batch_size: int = 256, repeats: int = 5, direct
                    fraction_of_step=round(t_fast / t_step, 4))
     return res
 
+# %% ../nbs/10_bench.ipynb #6865ec2c
 def _loss_text(r: dict) -> str:
     return _lines(f"box-blur loss r={r['radius']} alpha={r['alpha']:g} on {'x'.join(map(str, r['batch']))}, "
                   f"forward + backward ({r['torch_threads']} torch threads, best of {r['repeats']})",
@@ -184,16 +213,21 @@ def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_las
             progress=progress, device=device, resident=resident, allocator=allocator)
     return r["step_seconds"][1:], fw
 
+# %% ../nbs/10_bench.ipynb #89a98cc3
 # Table A4: (runs, of which Ada-GVAE with pairs, steps of 256) for Figures 6, 9 and 11
 TABLE_A4 = dict(figure6=(160, 80, 115_200), figure9=(160, 80, 57_600), figure11=(40, 20, 57_600))
 
-def projected_hours(images_per_second: float, batch_size: int = 256) -> dict:
+# %% ../nbs/10_bench.ipynb #1390c38f
+def projected_hours(images_per_second: float,   # a training throughput
+                    batch_size: int = 256,      # Table A4's
+                    ) -> dict:
     """Hours that Table A4's three experiments take one after the other at `images_per_second` (Ada-GVAE's pairs count
     twice)."""
     hours = {k: (runs + pairs) * steps * batch_size / images_per_second / 3600 for k,
              (runs, pairs, steps) in TABLE_A4.items()}
     return {k: round(v, 1) for k, v in dict(hours, total=sum(hours.values())).items()}
 
+# %% ../nbs/10_bench.ipynb #f58614aa
 def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
     "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone."
     code = ("import json; from disentlit.bench import _fit_steps; from disentlit.data_files import get_dataset\n"
@@ -218,14 +252,27 @@ def _speeds(fit_t: list[float], plain_t: list[float], per_step: int, batch_size:
                 median_ratio=round(med(fit_t, per_step) / med(plain_t, batch_size), 3),
                 projected_hours_table_a4=projected_hours(best(fit_t, per_step), batch_size))
 
+# %% ../nbs/10_bench.ipynb #8092dd22
 def _step_ratio(slow: list[float], fast: list[float]) -> tuple[float, float]:
     "Step time of `slow` over `fast`: the fastest steps', and the medians'."
     return round(min(slow) / min(fast), 3), round(float(np.median(slow)) / float(np.median(fast)), 3)
 
-def bench_train(framework: str = "betavae", precision: str = "fp32", channels_last: bool = True, steps: int = 6,
-                repeats: int = 3, batch_size: int = 256, dataset: str = "xysquares", seed: int = 0,
-                params: dict | None = None, allocator: bool = True, untuned_baseline: bool = True, device=None,
-                resident: bool | None = None, progress: bool = False) -> dict:
+# %% ../nbs/10_bench.ipynb #444e3028
+def bench_train(framework: str = "betavae",      # the framework timed
+                precision: str = "fp32",         # `fit`'s precision
+                channels_last: bool = True,      # `fit`'s memory format
+                steps: int = 6,                  # timed steps per repetition
+                repeats: int = 3,                # repetitions, interleaved
+                batch_size: int = 256,           # observations per step
+                dataset: str = "xysquares",      # the dataset
+                seed: int = 0,                   # of the weights and the batches
+                params: dict | None = None,      # the framework's own parameters
+                allocator: bool = True,          # tune glibc's allocator (as `fit`'s)
+                untuned_baseline: bool = True,   # time a beta-VAE step in a fresh process that leaves it alone
+                device=None,                     # default: cuda when there is one, else cpu
+                resident: bool | None = None,    # `fit` draws its batches on the device (default: on a GPU)
+                progress: bool = False,          # a progress bar on stderr
+                ) -> dict:
     """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process;
     for a framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch).
     With `allocator` (as `fit`'s) the loops here run with glibc's allocator tuned, and with `untuned_baseline` a
@@ -233,8 +280,7 @@ def bench_train(framework: str = "betavae", precision: str = "fp32", channels_la
     (default: cuda when there is one) both loops run there; `fit` draws its batches there (`resident`, by default on
     a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed."""
     device = resolve_device(device)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
-        raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {batch_size!r}")
+    RunConfig.check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
     data = get_dataset(dataset)
     # bad names or values fail before anything is timed
@@ -295,13 +341,22 @@ def _train_text(r: dict, params: dict, repeats: int) -> str:
 # %% ../nbs/10_bench.ipynb #d7d0139b
 REFERENCE_MODES = ("scaled", "full", "none")
 
+# %% ../nbs/10_bench.ipynb #f976f886
 def _float_scores(r: dict) -> dict:
     "The float-valued scores of an `evaluate` result, {metric: {key: value}}."
     return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
 
-def bench_metrics(fast: bool = True, repeats: int = 2, batch_size: int = 1024, latents: int = 10, seed: int = 0,
-                  precision: str = "fp32", progress: bool = False, reference: str = "scaled",
-                  throughput_sample: int = 32_768) -> dict:
+# %% ../nbs/10_bench.ipynb #215eb38f
+def bench_metrics(fast: bool = True,                # DCI's fast mode (else the reference's gradient boosting)
+                  repeats: int = 2,                 # timed repetitions
+                  batch_size: int = 1024,           # observations per encoder call
+                  latents: int = 10,                # of the (untrained) encoder
+                  seed: int = 0,                    # of the draws
+                  precision: str = "fp32",          # of the encoder
+                  progress: bool = False,           # progress bars on stderr
+                  reference: str = "scaled",        # one of `REFERENCE_MODES`
+                  throughput_sample: int = 32_768,  # observations the reference's throughput is measured on
+                  ) -> dict:
     """Seconds for the full metric suite (one sampling and encoding) vs each metric on its own (deduplicated, and the
     reference's way), best of `repeats`."""
     if reference not in REFERENCE_MODES:
@@ -398,17 +453,27 @@ def _metrics_text(r: dict) -> str:
 # %% ../nbs/10_bench.ipynb #a6db6361
 BENCHMARKS = ("data", "distances", "train", "loss", "metrics")
 
+# %% ../nbs/10_bench.ipynb #0f81e1a2
 def _precisions(precision: str) -> list[str]:
     "The precisions of a comma-separated list, each checked."
     precisions = [p.strip() for p in precision.split(",") if p.strip()]
-    if bad := [p for p in precisions if p not in PRECISIONS]:
-        raise DisentlitError(f"unknown precision {bad[0]!r}; accepted: {', '.join(PRECISIONS)}")
-    return precisions
+    return [RunConfig.check_setting("precision", p) for p in precisions]
 
-def run_bench(what: str, batch_size: int | None = None, repeats: int | None = None, pairs: int = 50_000,
-              precision: str = "fp32,bf16", exact: bool = False, reference: str = "scaled", steps: int = 6,
-              framework: str = "betavae", params: dict | None = None, device=None, untuned_baseline: bool = True,
-              progress: bool = False) -> tuple[dict, str]:
+# %% ../nbs/10_bench.ipynb #145f7584
+def run_bench(what: str,                      # one of `BENCHMARKS`
+              batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
+              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2
+              pairs: int = 50_000,            # distances: pairs per row of Table A1
+              precision: str = "fp32,bf16",   # train: comma-separated; metrics: the first listed
+              exact: bool = False,            # metrics: DCI with the reference's gradient boosting
+              reference: str = "scaled",      # metrics: one of `REFERENCE_MODES`
+              steps: int = 6,                 # train: timed steps per repetition
+              framework: str = "betavae",     # train: the framework
+              params: dict | None = None,     # train: its own parameters
+              device=None,                    # train: where both loops run
+              untuned_baseline: bool = True,  # train: time a step in a fresh process with the allocator left alone
+              progress: bool = False,         # progress bars on stderr
+              ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the lines it prints. The
     batch size defaults to 256 (the metrics' encoding batch to 1024); `precision` is a comma-separated list for
     `train`, of which `metrics` takes the first."""

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import math
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['LOSS_NAMES', 'DEMO_STEPS', 'DEMO_BATCH', 'COMMANDS', 'cmd_datasets', 'add_train_parser', 'cmd_train', 'distance_for',
-           'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_evaluate', 'cmd_bench', 'demo_spec', 'cmd_demo',
-           'build_parser', 'writable_dir', 'main']
+__all__ = ['COMMANDS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train', 'add_train_parser',
+           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -24,24 +24,104 @@ class _Parser(argparse.ArgumentParser):
         print(f"disentlit: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 
+# %% ../nbs/11_cli.ipynb #60d6cbb6
+def _fail(message: str):
+    "Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like the package's."
+    from disentlit.data import DisentlitError            # here, not above: `disentlit --help` never loads torch
+    raise DisentlitError(message)
+
+# %% ../nbs/11_cli.ipynb #d7da6027
 def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON object"):
     "`--json` and `--quiet`, which every subcommand takes."
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
+# %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one JSON object, or `text` for people."
     print(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)) if as_json else text)
 
-# %% ../nbs/11_cli.ipynb #9b1452e1
-def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+# %% ../nbs/11_cli.ipynb #200f7a16
+def _parse_value(text: str):
+    if text.lower() in ("true", "false"): return text.lower() == "true"
+    for kind in (int, float):
+        try: return kind(text)
+        except ValueError: pass
+    return text
 
+# %% ../nbs/11_cli.ipynb #7ac2bdb1
+def parse_params(items: Sequence[str],     # the flag's items, e.g. ['grid_spacing=4', 'rgb=false']
+                 flag: str = "--set",      # the flag, for the error
+                 ) -> dict:
+    "`['grid_spacing=4', 'rgb=false']` -> `{'grid_spacing': 4, 'rgb': False}`: ints, floats, true/false, else strings."
+    params = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier(): _fail(f"{flag} takes KEY=VALUE with KEY a parameter name, got {item!r}")
+        if key in params: _fail(f"{flag} {key} given twice")
+        params[key] = _parse_value(value.strip())
+    return params
+
+# %% ../nbs/11_cli.ipynb #7a4e07b8
+COMMANDS: dict = {}                   # name: (one line of help, the function that adds its arguments)
+
+# %% ../nbs/11_cli.ipynb #94585960
+def command(name: str, help: str) -> Callable:
+    "Register the decorated function as the one that adds subcommand `name`'s arguments (its `cmd_*` among them)."
+    def register(add: Callable) -> Callable:
+        COMMANDS[name] = (help, add)
+        return add
+    return register
+
+# %% ../nbs/11_cli.ipynb #c1f9e7f0
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function. With `only`,
+    just that subcommand gets its arguments: the others' need constants from modules that import torch, and
+    `disentlit --help` or `disentlit sweep ...` should not wait for them."""
+    p = _Parser(prog="disentlit",
+                description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, (text, add) in COMMANDS.items():
+        s = sub.add_parser(name, help=text, description=text)
+        if only in (None, name): add(s)
+    return p
+
+# %% ../nbs/11_cli.ipynb #a7c3e5d1
+def _positive(args):
+    "Counts and seeds given as flags, checked before a command does anything."
+    from disentlit.data import check_seed
+    from disentlit.distances import MAX_PAIRS
+    for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
+        v = getattr(args, key, None)
+        if v is not None and v < 1: _fail(f"--{key.replace('_', '-')} must be >= 1, got {v}")
+    if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
+    if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
+        _fail(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+
+# %% ../nbs/11_cli.ipynb #326b88d9
+def main(argv: list[str] | None = None) -> int:
+    "Entry point of the `disentlit` command; returns the exit status."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    name = next((a for a in argv if not a.startswith("-")), None)
+    args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
+    from disentlit.data import DisentlitError              # torch and the rest load only once a command runs
+    try:
+        _positive(args)
+        return args.run(args)
+    except DisentlitError as e:
+        print(f"disentlit: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("disentlit: interrupted", file=sys.stderr)
+        return 130
+
+# %% ../nbs/11_cli.ipynb #9b1452e1
 def cmd_datasets(args) -> int:
-    "`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a file-backed one (`--prepare`)."
-    from disentlit.data import DisentlitError
-    from disentlit.data_files import get_dataset, list_datasets, parse_params, prepare
+    """`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a
+    file-backed one (`--prepare`)."""
+    from disentlit.data_files import get_dataset, list_datasets, prepare
+    from disentlit.experiments import datasets_table, text_table
     if args.prepare:
         path = prepare(args.prepare, source=args.source, force=args.force)
         _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
@@ -49,92 +129,56 @@ def cmd_datasets(args) -> int:
     if args.stats:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
-        m = data.moments(progress=not args.quiet)             # a streamed pass shows its progress on stderr, --json or not
-        out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1], mean=m["mean"], std=m["std_per_image"],
-                   std_global=m["std_global"], convention="per_image", seconds=round(time.perf_counter() - t, 3))
-        text = _table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
-                      [[str(c), f"{a:.15f}", f"{b:.15f}", f"{g:.15f}"] for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"], m["std_global"]))])
+        m = data.moments(progress=not args.quiet)          # a streamed pass shows its progress on stderr, --json or not
+        out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1], mean=m["mean"],
+                   std=m["std_per_image"], std_global=m["std_global"], convention="per_image",
+                   seconds=round(time.perf_counter() - t, 3))
+        text = text_table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
+                          [[str(c), f"{a:.15f}", f"{b:.15f}", f"{g:.15f}"]
+                           for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"], m["std_global"]))])
         _emit(out, args.json, f"{data!r}\n{text}")
         return 0
-    if args.set: raise DisentlitError("--set goes with --stats NAME")
+    if args.set: _fail("--set goes with --stats NAME")
     rows = list_datasets()
-    _emit(dict(datasets=rows), args.json, _datasets_table(rows))
+    _emit(dict(datasets=rows), args.json, datasets_table(rows))
     return 0
 
+# %% ../nbs/11_cli.ipynb #f43da6f4
+@command("datasets", "list datasets, print normalisation constants, or prepare a file-backed dataset")
 def _add_datasets(d):
     d.add_argument("--stats", metavar="NAME", help="exact per-channel mean and std of dataset NAME")
-    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter (with --stats); repeatable")
+    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dataset parameter (with --stats); repeatable")
     d.add_argument("--prepare", metavar="NAME", help="download (or convert --source) and cache dataset NAME")
-    d.add_argument("--source", metavar="PATH", help="with --prepare: convert files you already have instead of downloading")
+    d.add_argument("--source", metavar="PATH",
+                   help="with --prepare: convert files you already have instead of downloading")
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
     _output_flags(d)
     d.set_defaults(run=cmd_datasets)
 
-def _datasets_table(rows: list[dict]) -> str:
-    return _table([["name", "kind", "available", "observations", "shape", "factors"]] +
-                  [[d["name"], d["kind"], "yes" if d["available"] else
-                    f"no, damaged (disentlit datasets --prepare {d['name']} --force)" if d.get("corrupt") else
-                    f"no (disentlit datasets --prepare {d['name']})",
-                    f"{d['num_obs']:,}", "x".join(map(str, d["obs_shape"])),
-                    " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))] for d in rows])
-
 # %% ../nbs/11_cli.ipynb #4a11c19e
-def add_train_parser(t):
-    "The arguments of the `train` sub-command."
-    from disentlit.losses import LOSSES
-    from disentlit.models import FRAMEWORKS
-    from disentlit.training import MAX_BATCH_SIZE, PRECISIONS
-    t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
-    t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
-    t.add_argument("--loss", default="mse", metavar="NAME", help=f"reconstruction loss, one of: {', '.join(LOSSES)} (default mse)")
-    t.add_argument("--beta", type=float, default=None, help="shorthand for --param beta=B (betavae, adagvae, adamlvae, betatcvae)")
-    t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a framework parameter, e.g. gamma=20 (factorvae) or encoder_type=uniform (wae); repeatable; "
-                        "an unknown key is refused with the list the framework accepts")
-    t.add_argument("--latents", type=int, default=9, help="latent units D (default 9)")
-    t.add_argument("--steps", type=int, default=1000, help="total training steps (default 1000)")
-    t.add_argument("--batch-size", type=int, default=256, help=f"observations (or pairs) per step, 1..{MAX_BATCH_SIZE} (default 256)")
-    t.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
-    t.add_argument("--seed", type=int, default=0, help="seed of the initial weights, the data and the noise (default 0)")
-    t.add_argument("--precision", default="fp32", metavar="P", help=f"one of: {', '.join(PRECISIONS)} (default fp32)")
-    t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
-    t.add_argument("--checkpoint-every", type=int, default=1000, metavar="N", help="steps between checkpoints (default 1000)")
-    t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
-    _output_flags(t)
-    t.set_defaults(run=cmd_train)
-    return t
-
 def cmd_train(args) -> int:
     "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
-    import numpy as np
-    from disentlit.data import DisentlitError
-    from disentlit.data_files import get_dataset, parse_params
-    from disentlit.losses import get_loss
-    from disentlit.models import FRAMEWORKS, check_own_params, framework_for
-    from disentlit.training import check_fit, fit
-    data = get_dataset(args.dataset, **parse_params(args.set))
-    loss = get_loss(args.loss)
-    if args.framework not in FRAMEWORKS: raise DisentlitError(f"unknown framework {args.framework!r}; accepted: {', '.join(FRAMEWORKS)}")
-    extra = check_own_params(args.framework, parse_params(args.param, "--param"))
+    from disentlit.models import check_own_params
+    from disentlit.training import RunConfig, train
+    params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
-        if "beta" in extra: raise DisentlitError("give beta once: --beta or --param beta=...")
-        extra["beta"] = args.beta
-    model = framework_for(data, args.framework, latents=args.latents, recon=loss, seed=args.seed, **extra)
-    check_fit(model, data, args.steps, args.batch_size, args.lr, args.precision, args.checkpoint_every, args.seed)
-    model.setup(data, args.batch_size)                       # every check before the run directory is made
-    out = writable_dir(args.out or f"runs/{data.name}_{args.framework}_{args.loss}_seed{args.seed}")
-    r = fit(model, data, args.steps, args.batch_size, args.lr, seed=args.seed, precision=args.precision,
-            channels_last=args.channels_last, out_dir=out, checkpoint_every=args.checkpoint_every,
-            progress=not args.quiet)
-    terms = {k: (v if isinstance(v, float) and np.isfinite(v) else str(v)) for k, v in r["logs"].items()}
+        if "beta" in params: _fail("give beta once: --beta or --param beta=...")
+        params["beta"] = args.beta
+    config = RunConfig(dataset=args.dataset, dataset_params=parse_params(args.set), framework=args.framework,
+                       framework_params=params, loss=args.loss, latents=args.latents, steps=args.steps,
+                       batch_size=args.batch_size, lr=args.lr, seed=args.seed, precision=args.precision,
+                       channels_last=args.channels_last, checkpoint_every=args.checkpoint_every)
+    out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
+    r = train(config, out, progress=not args.quiet)
+    terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
-    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=data.name,
+    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=args.dataset,
                framework=args.framework, loss=args.loss, precision=args.precision, batch_size=args.batch_size,
                final=terms, images_per_second=ips, seconds=round(r["seconds"], 2))
     if "message" in r: res["message"] = r["message"]
-    text = "\n".join([f"run {out}: {r['status']} at step {r['step']}/{args.steps}",
-                      "  " + "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items()),
+    shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
+    text = "\n".join([f"run {out}: {r['status']} at step {r['step']}/{args.steps}", "  " + shown,
                       f"  {ips} images/s (after 2 warm-up steps), {res['seconds']} s"])
     _emit(res, args.json, text)
     if r["status"] != "done":
@@ -142,89 +186,78 @@ def cmd_train(args) -> int:
         return 1
     return 0
 
-# %% ../nbs/11_cli.ipynb #774b2e82
-LOSS_NAMES = ("mse", "bce", "box_blur")
-
-def distance_for(loss: str):
-    "The perceived-distance form of reconstruction loss `loss`."
-    from disentlit.data import DisentlitError
-    from disentlit.distances import mse
-    if loss == "mse": return mse
-    if loss not in LOSS_NAMES: raise DisentlitError(f"unknown loss {loss!r}; accepted: {', '.join(LOSS_NAMES)}")
-    from disentlit.losses import get_loss
-    return get_loss(loss).distance
-
-def _add_distances(t):
-    t.add_argument("--dataset", required=True, metavar="NAME")
+# %% ../nbs/11_cli.ipynb #4e0f5cef
+@command("train", "train a framework on a dataset and write a run directory")
+def add_train_parser(t):
+    "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
+    from disentlit.losses import LOSSES
+    from disentlit.models import FRAMEWORKS
+    from disentlit.training import MAX_BATCH_SIZE, PRECISIONS, RunConfig
+    d = RunConfig()
+    t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
-    t.add_argument("--loss", default="mse", metavar="|".join(LOSS_NAMES), help="the reconstruction loss seen as a distance (default mse)")
-    t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
+    t.add_argument("--loss", default=d.loss, metavar="NAME",
+                   help=f"reconstruction loss, one of: {', '.join(LOSSES)} (default {d.loss})")
+    t.add_argument("--beta", type=float, default=None,
+                   help="shorthand for --param beta=B (betavae, adagvae, adamlvae, betatcvae)")
+    t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a framework parameter, e.g. gamma=20 (factorvae) or encoder_type=uniform (wae); repeatable; "
+                        "an unknown key is refused with the list the framework accepts")
+    t.add_argument("--latents", type=int, default=d.latents, help=f"latent units D (default {d.latents})")
+    t.add_argument("--steps", type=int, default=d.steps, help=f"total training steps (default {d.steps})")
+    t.add_argument("--batch-size", type=int, default=d.batch_size,
+                   help=f"observations (or pairs) per step, 1..{MAX_BATCH_SIZE} (default {d.batch_size})")
+    t.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (default {d.lr:g})")
+    t.add_argument("--seed", type=int, default=d.seed,
+                   help=f"seed of the initial weights, the data and the noise (default {d.seed})")
+    t.add_argument("--precision", default=d.precision, metavar="P",
+                   help=f"one of: {', '.join(PRECISIONS)} (default {d.precision})")
+    t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
+    t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
+                   help="steps between checkpoints (default: max(50, steps // 10))")
+    t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
     _output_flags(t)
-    t.set_defaults(run=cmd_distances)
+    t.set_defaults(run=cmd_train)
+    return t
 
-def cmd_distances(args) -> int:
-    "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
-    from disentlit.data import DisentlitError
-    from disentlit.data_files import get_dataset, parse_params
-    from disentlit.distances import dataset_report
-    if args.pairs < 1: raise DisentlitError(f"--pairs must be >= 1, got {args.pairs}")
-    data = get_dataset(args.dataset, **parse_params(args.set))
-    r = dataset_report(data, distance_for(args.loss), args.pairs, seed=args.seed, progress=not args.quiet)
-    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
-    lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
-             _table([["factor", "mean", "std", "spearman"]] +
-                    [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", "" if f.get("spearman") is None else f"{f['spearman']:.3f}"]
-                     for f in r["factors"]] + [["random", f"{r['random']['mean']:.5f}", f"{r['random']['std']:.5f}", ""]]),
-             f"mean Spearman correlation along traversals: {r['spearman']:.3f}   ({r['seconds']:.1f} s)"]
-    _emit(out, args.json, "\n".join(lines))
+# %% ../nbs/11_cli.ipynb #6f44b236
+def cmd_bench(args) -> int:
+    "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed alongside."
+    from disentlit.bench import run_bench
+    params = parse_params(args.param, "--param") if args.what == "train" else {}
+    r, text = run_bench(args.what, batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
+                        precision=args.precision, exact=args.exact, reference=args.reference, steps=args.steps,
+                        framework=args.framework, params=params, device=args.device,
+                        untuned_baseline=not args.no_allocator, progress=not args.quiet)
+    _emit(r, args.json, text)
     return 0
 
-# %% ../nbs/11_cli.ipynb #29c23f95
-def _add_sweep(w):
-    w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
-    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
-    w.add_argument("--engine", default="local", metavar="local|ray", help="local (default) or ray")
-    w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
-    w.add_argument("--runs", metavar="DIR", help="where run directories go (default: RESULTS_runs next to the database)")
-    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
-                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or $DISENTLIT_LEASE)")
-    w.add_argument("--workers", type=int, default=1, help="local: runs at a time, in processes sharing the CPU threads and GPU")
-    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
-    w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
-    w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
-    _output_flags(w)
-    w.set_defaults(run=cmd_sweep)
-
-def cmd_sweep(args) -> int:
-    "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; status 1 if a run failed."
-    from disentlit.experiments import run_sweep
-    options = dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray" else dict(workers=args.workers, device=args.device)
-    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.quiet, **options)
-    _emit(dict(db=str(args.db), **counts), args.json,
-          f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else ""))
-    return 0 if counts["failed"] == 0 else 1
-
-def _add_figures(f):
-    f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
-    f.add_argument("--out", required=True, metavar="DIR")
-    f.add_argument("--sweep", help="only this sweep's runs")
-    f.add_argument("--runs", metavar="DIR", help="where the run directories are (default: RESULTS_runs next to the database)")
-    _output_flags(f)
-    f.set_defaults(run=cmd_figures)
-
-def cmd_figures(args) -> int:
-    "`disentlit figures`: every figure the finished runs of a database support, its effects, and its runs as `results.csv`."
-    from disentlit.experiments import ResultsDB, figures, results_frame
-    if results_frame(args.db, args.sweep): writable_dir(args.out)   # a bad database, or one with nothing to draw, first
-    paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
-    db = ResultsDB(args.db, create=False)
-    try: table = db.export_csv(Path(args.out) / "results.csv", sweep=args.sweep)
-    finally: db.close()
-    _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
-          "\n".join([f"figure: {p}" for p in paths] + [f"table:  {table}"]))
-    return 0
+# %% ../nbs/11_cli.ipynb #7ffd45dd
+@command("bench", "measure speed against a baseline timed in the same run")
+def _add_bench(b):
+    from disentlit.bench import BENCHMARKS, REFERENCE_MODES
+    b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
+    b.add_argument("--batch-size", type=int, default=None,
+                   help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
+    b.add_argument("--pairs", type=int, default=50_000, help="distances: pairs per row of Table A1")
+    b.add_argument("--repeats", type=int, default=None,
+                   help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
+    b.add_argument("--precision", default="fp32,bf16",
+                   help="train: comma-separated fp32,bf16; metrics: the first one listed")
+    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
+    b.add_argument("--reference", default="scaled", metavar="|".join(REFERENCE_MODES),
+                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured "
+                        "throughput (default), fully measured (many minutes), or skipped")
+    b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
+    b.add_argument("--framework", default="betavae", help="train: framework name")
+    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
+    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
+    b.add_argument("--no-allocator", action="store_true",
+                   help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
+    _output_flags(b)
+    b.set_defaults(run=cmd_bench)
 
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
@@ -238,19 +271,10 @@ def _metric_rows(result: dict) -> list[list[str]]:
                 factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")])
     return [[label, f"{result[m][key]:.4f}"] for m in METRICS if m in result for key, label in pick[m]]
 
-def _add_evaluate(e):
-    from disentlit.metrics import METRICS
-    e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
-    e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
-                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
-    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
-    e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
-    e.add_argument("--exact", action="store_true", help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
-    _output_flags(e)
-    e.set_defaults(run=cmd_evaluate)
-
+# %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
     "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
+    from disentlit.experiments import text_table
     from disentlit.metrics import as_encode, evaluate
     from disentlit.training import load_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -258,196 +282,133 @@ def cmd_evaluate(args) -> int:
     t = time.perf_counter()
     result = evaluate(as_encode(model), data, metrics, seed=args.seed, standardise=model.standardise,
                       batch_size=args.batch_size, progress=not args.quiet, fast=not args.exact)
-    out = dict(run_dir=str(args.run_dir), dataset=data.name, framework=config["framework"]["name"], seed=args.seed,
+    out = dict(run_dir=str(args.run_dir), dataset=data.name, framework=config.framework, seed=args.seed,
                dci_mode="exact" if args.exact else "fast", seconds=round(time.perf_counter() - t, 2), **result)
     info = result["info"]
-    text = "\n".join([f"{args.run_dir}: {config['framework']['name']} on {data!r}",
-                      _table([["metric", "score"]] + _metric_rows(result)),
-                      f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, {out['seconds']:.1f} s (seed {args.seed})"])
+    text = "\n".join([f"{args.run_dir}: {config.framework} on {data!r}",
+                      text_table([["metric", "score"]] + _metric_rows(result)),
+                      f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, "
+                      f"{out['seconds']:.1f} s (seed {args.seed})"])
     _emit(out, args.json, text)
     return 0
 
-# %% ../nbs/11_cli.ipynb #6f44b236
-def _add_bench(b):
-    b.add_argument("what", choices=["data", "distances", "train", "loss", "metrics"], help="what to benchmark")
-    b.add_argument("--batch-size", type=int, default=None, help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
-    b.add_argument("--pairs", type=int, default=50_000, help="distances: pairs per row of Table A1")
-    b.add_argument("--repeats", type=int, default=None, help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
-    b.add_argument("--precision", default="fp32,bf16", help="train: comma-separated fp32,bf16; metrics: the first one listed")
-    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
-    b.add_argument("--reference", default="scaled", metavar="scaled|full|none",
-                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured throughput "
-                        "(default), fully measured (many minutes), or skipped")
-    b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
-    b.add_argument("--framework", default="betavae", help="train: framework name")
-    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
-    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
-    b.add_argument("--no-allocator", action="store_true", help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
-    _output_flags(b)
-    b.set_defaults(run=cmd_bench)
+# %% ../nbs/11_cli.ipynb #621f6f4d
+@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)")
+def _add_evaluate(e):
+    from disentlit.metrics import METRICS
+    e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
+    e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
+                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
+    e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
+    e.add_argument("--exact", action="store_true",
+                   help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
+    _output_flags(e)
+    e.set_defaults(run=cmd_evaluate)
 
-def cmd_bench(args) -> int:
-    "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed in the same run."
-    from disentlit.bench import run_bench
-    from disentlit.data_files import parse_params
-    params = parse_params(args.param, "--param") if args.what == "train" else {}
-    r, text = run_bench(args.what, batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
-                        precision=args.precision, exact=args.exact, reference=args.reference, steps=args.steps,
-                        framework=args.framework, params=params, device=args.device,
-                        untuned_baseline=not args.no_allocator, progress=not args.quiet)
-    _emit(r, args.json, text)
+# %% ../nbs/11_cli.ipynb #774b2e82
+def cmd_distances(args) -> int:
+    "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
+    from disentlit.data_files import get_dataset
+    from disentlit.distances import dataset_report
+    from disentlit.experiments import text_table
+    from disentlit.losses import get_loss
+    data = get_dataset(args.dataset, **parse_params(args.set))
+    r = dataset_report(data, get_loss(args.loss).distance, args.pairs, seed=args.seed, progress=not args.quiet)
+    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
+    spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
+    lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
+             text_table([["factor", "mean", "std", "spearman"]] +
+                        [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", spearman(f)] for f in r["factors"]] +
+                        [["random", f"{r['random']['mean']:.5f}", f"{r['random']['std']:.5f}", ""]]),
+             f"mean Spearman correlation along traversals: {r['spearman']:.3f}   ({r['seconds']:.1f} s)"]
+    _emit(out, args.json, "\n".join(lines))
     return 0
 
-# %% ../nbs/11_cli.ipynb #8726e66e
-DEMO_STEPS, DEMO_BATCH = 2000, 128
+# %% ../nbs/11_cli.ipynb #398f7692
+@command("distances", "perceived vs ground-truth distance of a dataset under a loss (Table A1)")
+def _add_distances(t):
+    from disentlit.losses import LOSSES
+    t.add_argument("--dataset", required=True, metavar="NAME")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
+    t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
+                   help="the reconstruction loss seen as a distance (default mse)")
+    t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
+    t.add_argument("--seed", type=int, default=0)
+    _output_flags(t)
+    t.set_defaults(run=cmd_distances)
 
-def demo_spec(steps: int = DEMO_STEPS, batch_size: int = DEMO_BATCH) -> dict:
-    """The two demo runs: one beta-VAE on XYSquares with the MSE and one with the box-blur loss, in the regime of the
-    reproduction's Figure 11 (beta 0.0001, 25 latents, 2,000 steps of 128: the smallest where both learn), seed 0."""
-    return dict(name="demo", base=dict(dataset="xysquares", framework="betavae", framework_params=dict(beta=0.0001), latents=25,
-                                       steps=steps, batch_size=batch_size, metrics=["mig", "dci"]),
-                grid=dict(loss=["mse", "box_blur"]), repeats=1)
-
-def _html(title: str, sections: list[tuple[str, str]]) -> str:
-    body = "\n".join(f"<h2>{h}</h2>\n{content}" for h, content in sections)
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title><style>body{{font-family:sans-serif;"
-            f"max-width:1100px;margin:2em auto;line-height:1.4}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;"
-            f"padding:2px 8px;text-align:right}} img{{max-width:100%}}</style></head><body><h1>{title}</h1>\n{body}</body></html>")
-
-def _html_table(header: list[str], rows: list[list]) -> str:
-    cell = lambda v: f"{v:.4f}" if isinstance(v, float) else str(v)
-    return ("<table><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr>" +
-            "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>" for r in rows) + "</table>")
-
-def _add_demo(m):
-    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
-    m.add_argument("--steps", type=int, default=DEMO_STEPS, help=f"training steps of each demo run (default {DEMO_STEPS})")
-    _output_flags(m, "print one JSON object (the report's numbers); the narration goes to stderr")
-    m.set_defaults(run=cmd_demo)
-
-def cmd_demo(args) -> int:
-    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from disentlit.data import plot_traversals
-    from disentlit.data_files import get_dataset, list_datasets
-    from disentlit.distances import dataset_report, overlap_study, plot_overlap_study
-    from disentlit.experiments import ResultsDB, figures, run_sweep
-    t0 = time.perf_counter()
-    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one JSON object
-    out = writable_dir(args.out)
-    say(_datasets_table(list_datasets()))
-    data, sections = get_dataset("xysquares"), []
-    fig = plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]); fig.savefig(out / "traversals_xysquares.png", dpi=90); plt.close(fig)
-    fig = plot_traversals(get_dataset("sprites"), pos=[2, 5, 0, 16, 16]); fig.savefig(out / "traversals_sprites.png", dpi=90); plt.close(fig)
-    sections.append(("The dataset", "<p>XYSquares: columns are factor traversals (the paper's Figure 5), and Sprites for comparison.</p>"
-                     "<img src='traversals_xysquares.png' width=420> <img src='traversals_sprites.png' width=360>"))
-    # 1. what the loss perceives
-    say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
-    reports = {loss: dataset_report(data, distance_for(loss), pairs=5000, traversals=128, progress=not args.quiet)
-               for loss in ("mse", "box_blur")}
-    rows = [[f["name"], f["mean"], reports["box_blur"]["factors"][[g["name"] for g in reports["box_blur"]["factors"]].index(f["name"])]["mean"]]
-            for f in reports["mse"]["factors"]]
-    rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
-    say(_table([["factor", "mean MSE", "mean box-blur loss"]] + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
-    study = overlap_study(n=128)
-    fig = plot_overlap_study(study); fig.savefig(out / "overlap_study.png", dpi=90); plt.close(fig)
-    sections.append(("What the loss perceives (Table A1, Figure 8)",
-                     "<p>Mean perceived distance along each factor's traversals (5,000 pairs), and the Spearman correlation "
-                     "between perceived and ground-truth distances. The MSE sees every step as the same distance; the box blur "
-                     "restores the order.</p>" + _html_table(["factor", "MSE", "box-blur loss"], rows) +
-                     "<p>Overlapping grid positions restore it too (section 5.4):</p><img src='overlap_study.png'>"))
-    # 2. what a VAE learns
-    say(f"\n2. A beta-VAE trained {args.steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
-    db_path = out / "demo.sqlite"
-    counts = run_sweep(demo_spec(args.steps), db_path, resume=True, progress=not args.quiet)
-    db = ResultsDB(db_path)
-    runs = {r["config"]["loss"]: r for r in db.runs(sweep="demo")}
-    db.close()
-    keys = ["mig", "dci.disentanglement", "dci.completeness", "dci.informativeness_test"]
-    mrows = [[k] + [runs[l]["metrics"].get(k, float("nan")) if l in runs else "failed" for l in ("mse", "box_blur")] for k in keys]
-    mrows.append(["active latents (of 25)"] + [runs[l]["result"].get("active_latents", "") if l in runs else "" for l in ("mse", "box_blur")])
-    mrows.append(["final reconstruction loss, each in its own loss's units (not comparable)"]
-                 + [runs[l]["result"].get("final", {}).get("recon", float("nan")) if l in runs else "" for l in ("mse", "box_blur")])
-    say(_table([["", "MSE", "box blur"]] + [[str(r[0])] + [f"{v:.4f}" if isinstance(v, float) else str(v) for v in r[1:]] for r in mrows]))
-    figs = figures(db_path, out / "figures", sweep="demo")
-    imgs = "".join(f"<h3>{l}</h3><img src='demo_runs/{runs[l]['id']}/traversals.png' width=520> "
-                   f"<img src='demo_runs/{runs[l]['id']}/loss_curve.png' width=420>" for l in ("mse", "box_blur") if l in runs)
-    sections.append((f"What a beta-VAE learns in {args.steps} steps", _html_table(["", "MSE", "box blur"], mrows) +
-                     "<p>One seed each, 2,000 steps of 128 (1.7% of the paper's training): what this can show is the "
-                     "direction of the effect in one pair of models. Whether it holds across seeds, with an interval and a test, is "
-                     "the reproduction's job (notebook 09_reproduction, specs/figure11_cpu.yaml: 5 seeds, beta-VAE and Ada-GVAE). "
-                     "DCI here is the fast approximation; the reproduction uses the exact one.</p>" + imgs +
-                     "".join(f"<img src='figures/{p.name}' width=520>" for p in figs)))
-    (out / "index.html").write_text(_html("disentlit demo: the reconstruction loss decides what a VAE can disentangle", sections))
-    say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
-    say(f"open {out / 'index.html'}")
-    if args.json:
-        _emit(dict(out=str(out), index=str(out / "index.html"), counts=counts, seconds=round(time.perf_counter() - t0, 1),
-                   distances={loss: dict(spearman=r["spearman"], factors=r["factors"]) for loss, r in reports.items()},
-                   runs={l: dict(metrics=r["metrics"], active_latents=r["result"].get("active_latents"),
-                                 collapsed=r["result"].get("collapsed"), final=r["result"].get("final")) for l, r in runs.items()}),
-              True, "")
+# %% ../nbs/11_cli.ipynb #29c23f95
+def cmd_sweep(args) -> int:
+    "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed."
+    from disentlit.experiments import run_sweep
+    options = (dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray"
+               else dict(workers=args.workers, device=args.device))
+    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
+                       progress=not args.quiet, **options)
+    _emit(dict(db=str(args.db), **counts), args.json,
+          f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+          + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else ""))
     return 0 if counts["failed"] == 0 else 1
 
-# %% ../nbs/11_cli.ipynb #c1f9e7f0
-COMMANDS = dict(                      # name: (one line of help, the function that adds its arguments)
-    datasets=("list datasets, print normalisation constants, or prepare a file-backed dataset", _add_datasets),
-    train=("train a framework on a dataset and write a run directory", add_train_parser),
-    bench=("measure speed against a baseline timed in the same run", _add_bench),
-    evaluate=("disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", _add_evaluate),
-    distances=("perceived vs ground-truth distance of a dataset under a loss (Table A1)", _add_distances),
-    sweep=("run a sweep spec into a SQLite results database (resumable)", _add_sweep),
-    figures=("draw the figures a results database supports, and export its runs as CSV", _add_figures),
-    demo=("the main job on the embedded default dataset (no download, no GPU)", _add_demo))
+# %% ../nbs/11_cli.ipynb #ef2516a8
+@command("sweep", "run a sweep spec into a SQLite results database (resumable)")
+def _add_sweep(w):
+    w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
+    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
+    w.add_argument("--engine", default="local", metavar="local|ray", help="local (default) or ray")
+    w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
+    w.add_argument("--runs", metavar="DIR",
+                   help="where run directories go (default: RESULTS_runs next to the database)")
+    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
+                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or "
+                        "$DISENTLIT_LEASE)")
+    w.add_argument("--workers", type=int, default=1,
+                   help="local: runs at a time, in processes sharing the CPU threads and GPU")
+    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
+    w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
+    w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
+    _output_flags(w)
+    w.set_defaults(run=cmd_sweep)
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function. With `only`,
-    just that subcommand gets its arguments: the others' need constants from modules that import torch, and
-    `disentlit --help` or `disentlit sweep ...` should not wait for them."""
-    p = _Parser(prog="disentlit", description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, (text, add) in COMMANDS.items():
-        s = sub.add_parser(name, help=text, description=text)
-        if only in (None, name): add(s)
-    return p
+# %% ../nbs/11_cli.ipynb #34d66818
+def cmd_figures(args) -> int:
+    "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
+    from disentlit.experiments import ResultsDB, figures
+    paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
+    db = ResultsDB(args.db, create=False)
+    try: table = db.export_csv(Path(args.out) / "results.csv", sweep=args.sweep)
+    finally: db.close()
+    _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
+          "\n".join([f"figure: {p}" for p in paths] + [f"table:  {table}"]))
+    return 0
 
-# %% ../nbs/11_cli.ipynb #a7c3e5d1
-def _positive(args):
-    "Counts and seeds, checked before a command does anything."
-    from disentlit.data import DisentlitError, check_seed
-    from disentlit.distances import MAX_PAIRS
-    for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
-        v = getattr(args, key, None)
-        if v is not None and v < 1: raise DisentlitError(f"--{key.replace('_', '-')} must be >= 1, got {v}")
-    if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
-    if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
-        raise DisentlitError(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+# %% ../nbs/11_cli.ipynb #5a425b7b
+@command("figures", "draw the figures a results database supports, and export its runs as CSV")
+def _add_figures(f):
+    f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
+    f.add_argument("--out", required=True, metavar="DIR")
+    f.add_argument("--sweep", help="only this sweep's runs")
+    f.add_argument("--runs", metavar="DIR",
+                   help="where the run directories are (default: RESULTS_runs next to the database)")
+    _output_flags(f)
+    f.set_defaults(run=cmd_figures)
 
-def writable_dir(path: str | Path, flag: str = "--out") -> Path:
-    "The folder `path`, created if needed; `DisentlitError` naming the flag if it cannot be created or written."
-    from disentlit.data import DisentlitError
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e: raise DisentlitError(f"{flag} {path}: cannot create or write this folder ({e.strerror or e})") from None
-    return path
+# %% ../nbs/11_cli.ipynb #8726e66e
+def cmd_demo(args) -> int:
+    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
+    from disentlit.experiments import demo
+    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
+    r = demo(args.out, args.steps, progress=not args.quiet, say=say)
+    if args.json: _emit(r, True, "")
+    return 0 if r["counts"]["failed"] == 0 else 1
 
-def main(argv: list[str] | None = None) -> int:
-    "Entry point of the `disentlit` command; returns the exit status."
-    argv = sys.argv[1:] if argv is None else list(argv)
-    command = next((a for a in argv if not a.startswith("-")), None)
-    args = build_parser(only=command if command in COMMANDS else "").parse_args(argv)
-    from disentlit.data import DisentlitError              # torch and the rest load only once a command runs
-    try:
-        _positive(args)
-        return args.run(args)
-    except DisentlitError as e:
-        print(f"disentlit: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("disentlit: interrupted", file=sys.stderr)
-        return 130
+# %% ../nbs/11_cli.ipynb #e3881f85
+@command("demo", "the main job on the embedded default dataset (no download, no GPU)")
+def _add_demo(m):
+    from disentlit.experiments import DEMO_STEPS
+    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
+    m.add_argument("--steps", type=int, default=DEMO_STEPS,
+                   help=f"training steps of each demo run (default {DEMO_STEPS})")
+    _output_flags(m, "print one JSON object (the report's numbers); the narration goes to stderr")
+    m.set_defaults(run=cmd_demo)

@@ -41,7 +41,7 @@ __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAP
            'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index',
            'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix',
            'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert', 'prepare',
-           'dataset_params', 'get_dataset', 'list_datasets', 'parse_params']
+           'dataset_params', 'get_dataset', 'list_datasets']
 
 # %% ../nbs/01b_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -733,23 +733,3 @@ def list_datasets(
         rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes), num_obs=math.prod(sizes),
                          obs_shape=list(shape), kind=kind, available=available, corrupt=corrupt))
     return rows
-
-# %% ../nbs/01b_data_files.ipynb #472ed503
-def _parse_value(text: str):
-    if text.lower() in ("true", "false"): return text.lower() == "true"
-    for kind in (int, float):
-        try: return kind(text)
-        except ValueError: pass
-    return text
-
-def parse_params(items: Sequence[str], flag: str = "--set") -> dict:
-    "`['grid_spacing=4', 'rgb=false']` -> `{'grid_spacing': 4, 'rgb': False}`: ints, floats, true/false, else strings."
-    params = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise DisentlitError(f"{flag} takes KEY=VALUE with KEY a parameter name, got {item!r}")
-        if key in params: raise DisentlitError(f"{flag} {key} given twice")
-        params[key] = _parse_value(value.strip())
-    return params

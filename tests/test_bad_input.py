@@ -227,7 +227,8 @@ def test_bad_input_through_the_console_script(cli, argv):
 def test_database_errors_say_what_happened(world, tmp_path):
     "Read-only (simulated with a read-only connection: root writes read-only files anyway) and unopenable databases."
     from disentlit.data import DisentlitError
-    from disentlit.experiments import ResultsDB, RunConfig
+    from disentlit.experiments import ResultsDB
+    from disentlit.training import RunConfig
     copy = tmp_path / "copy.sqlite"
     copy.write_bytes((world / "tiny.sqlite").read_bytes())
     db = ResultsDB(copy)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from disentlit.data_files import parse_params
+from disentlit.cli import parse_params
 
 
 def test_datasets_lists_every_dataset(cli):
@@ -160,7 +160,7 @@ def test_train_every_framework_of_the_family(cli, tmp_path, name, params, terms)
     assert code == 0, err
     r = json.loads(out)
     assert r["status"] == "done" and terms <= set(r["final"]), r
-    recorded = json.loads((tmp_path / name / "config.json").read_text())["framework"]["params"]
+    recorded = json.loads((tmp_path / name / "config.json").read_text())["framework_params"]
     for key, value in parse_params(params).items():
         assert recorded[key] == value, (key, recorded)
     code, out, err = cli("evaluate", str(tmp_path / name), "--metrics", "mig", "--json")

@@ -108,7 +108,8 @@ def test_api_entries_have_parameter_tables_and_classes(site):
     assert "class CorruptFile(DisentlitError)" in re.sub(r"<[^>]+>", "", html)
     assert 'class="api-params"' in html and "<th>Parameter</th><th>Type</th><th>Default</th>" in html
     exp = (site / "08_experiments" / "index.html").read_text(encoding="utf-8")
-    assert "<th>Description</th>" in exp                         # RunConfig's docments
+    assert "<th>Description</th>" in exp                         # the docments of expand_spec, run, demo, ...
+    assert "<th>Description</th>" in (site / "05_training" / "index.html").read_text(encoding="utf-8")   # RunConfig's
     cli = (site / "11_cli" / "index.html").read_text(encoding="utf-8")
     assert "Call self as a function" not in cli and "def build_parser" in re.sub(r"<[^>]+>", "", cli)
 

@@ -74,7 +74,7 @@ def test_load_run_round_trip_and_errors(tmp_path):
     data, fw = _framework("adagvae")
     fit(fw, data, 3, batch_size=8, out_dir=tmp_path / "run", progress=False)
     model, data2, config = load_run(tmp_path / "run")
-    assert config["framework"]["name"] == "adagvae" and data2.name == "xyobject" and not model.training
+    assert config.framework == "adagvae" and data2.name == "xyobject" and not model.training
     x = data.batch([0, 1, 2], standardise=True)
     with torch.no_grad():
         assert torch.equal(model.encode(x), fw.eval().encode(x))
@@ -94,5 +94,5 @@ def test_box_blur_run_records_its_loss_and_standardisation(tmp_path):
         r = fit(fw, data, 2, batch_size=4, out_dir=tmp_path / loss, progress=False)
         assert r["status"] == "done"
         model, _, config = load_run(tmp_path / loss)
-        assert config["train"]["standardise"] is standardise and model.recon.name == loss
+        assert model.standardise is standardise and config.loss == model.recon.name == loss
         if loss == "box_blur": assert model.recon.params["radius"] == 3
