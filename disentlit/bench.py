@@ -27,8 +27,9 @@ from .training import RunConfig, fit, resolve_device, tune_allocator
 from .metrics import METRICS, as_encode, encode_indices, evaluate
 
 # %% auto #0
-__all__ = ['TABLE_A4', 'REFERENCE_MODES', 'BENCHMARKS', 'best_time', 'plain_loop', 'bench_data', 'd_pcv_one_pair_at_a_time',
-           'bench_distances', 'bench_loss', 'projected_hours', 'bench_train', 'bench_metrics', 'run_bench']
+__all__ = ['TABLE_A4', 'REFERENCE_MODES', 'BENCHMARKS', 'best_time', 'sig', 'plain_loop', 'bench_data',
+           'd_pcv_one_pair_at_a_time', 'bench_distances', 'bench_loss', 'projected_hours', 'bench_train',
+           'bench_metrics', 'run_bench']
 
 # %% ../nbs/10_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -42,6 +43,10 @@ def best_time(fn: Callable,      # what is timed, called with no argument
     return best
 
 # %% ../nbs/10_bench.ipynb #ee6da8a2
+def sig(x: float, digits: int = 3) -> float:
+    "`x` rounded to `digits` significant figures: a small fraction keeps its precision, unlike `round(x, 4)`."
+    return float(f"{x:.{digits}g}")
+
 def _lines(title: str, rows: list[tuple[str, str]]) -> str:
     "A title, then one aligned `label  value` row each: what `disentlit bench` prints for people."
     width = max(len(label) for label, _ in rows)
@@ -94,9 +99,9 @@ def bench_data(batch_size: int = 256,   # observations per batch
     vec = best_time(lambda: data.batch(data.sample_idx(batch_size, rng), standardise=True), repeats)
     loop = best_time(lambda: xysquares_one_at_a_time(data, data.sample_idx(batch_size, rng)), max(3, repeats // 5))
     out = dict(dataset=data.name, batch_size=batch_size, torch_threads=torch.get_num_threads(),
-               vectorised_ms=round(vec * 1e3, 3), loop_ms=round(loop * 1e3, 3), speedup=round(loop / vec, 2))
+               vectorised_ms=sig(vec * 1e3), loop_ms=sig(loop * 1e3), speedup=round(loop / vec, 2))
     step = min(plain_loop(data, 3, batch_size, beta=1.0, seed=seed, fixed_batch=True))
-    out.update(conv64_step_ms=round(step * 1e3, 1), batch_fraction_of_step=round(vec / step, 4))
+    out.update(conv64_step_ms=sig(step * 1e3), batch_fraction_of_step=sig(vec / step))
     return out
 
 # %% ../nbs/10_bench.ipynb #9af912d3
@@ -192,7 +197,7 @@ def bench_loss(radius: int = 31,          # of the box blur
         autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else None
         t_step = best_time(lambda: fw.training_step(batch, opts, noise, *([autocast] if autocast else [])), repeats)
         res.update(step_precision=precision, train_step_ms=round(t_step * 1e3, 1),
-                   fraction_of_step=round(t_fast / t_step, 4))
+                   fraction_of_step=sig(t_fast / t_step))
     return res
 
 # %% ../nbs/10_bench.ipynb #6865ec2c
