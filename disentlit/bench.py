@@ -230,7 +230,7 @@ def projected_hours(images_per_second: float,   # a training throughput
     twice)."""
     hours = {k: (runs + pairs) * steps * batch_size / images_per_second / 3600 for k,
              (runs, pairs, steps) in TABLE_A4.items()}
-    return {k: round(v, 1) for k, v in dict(hours, total=sum(hours.values())).items()}
+    return {k: sig(v, 4) for k, v in dict(hours, total=sum(hours.values())).items()}
 
 # %% ../nbs/10_bench.ipynb #f58614aa
 def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
@@ -260,7 +260,7 @@ def _speeds(fit_t: list[float], plain_t: list[float], per_step: int, batch_size:
 # %% ../nbs/10_bench.ipynb #8092dd22
 def _step_ratio(slow: list[float], fast: list[float]) -> tuple[float, float]:
     "Step time of `slow` over `fast`: the fastest steps', and the medians'."
-    return round(min(slow) / min(fast), 3), round(float(np.median(slow)) / float(np.median(fast)), 3)
+    return sig(min(slow) / min(fast), 4), sig(float(np.median(slow)) / float(np.median(fast)), 4)
 
 # %% ../nbs/10_bench.ipynb #444e3028
 def bench_train(framework: str = "betavae",      # the framework timed
@@ -311,12 +311,12 @@ def bench_train(framework: str = "betavae",      # the framework timed
                resident=resident, **_speeds(fit_t, plain_t, per_step, batch_size))
     if beta_t:
         ratio, median = _step_ratio(fit_t, beta_t)
-        out.update(step_ms=round(1000 * min(fit_t), 1), betavae_step_ms=round(1000 * min(beta_t), 1),
+        out.update(step_ms=sig(1000 * min(fit_t), 4), betavae_step_ms=sig(1000 * min(beta_t), 4),
                    step_vs_betavae=ratio, median_step_vs_betavae=median)
     if alone_t:
         # over the beta-VAE steps timed in this process
         speedup, median = _step_ratio(alone_t, beta_t or fit_t)
-        out.update(untuned_betavae_step_ms=round(1000 * min(alone_t), 1), allocator_speedup=speedup,
+        out.update(untuned_betavae_step_ms=sig(1000 * min(alone_t), 4), allocator_speedup=speedup,
                    median_allocator_speedup=median)
     return out
 
