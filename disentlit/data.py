@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
@@ -77,6 +78,12 @@ def _interactive(stream) -> bool:
     if getattr(stream, "isatty", lambda: False)(): return True
     return type(stream).__module__.startswith("ipykernel")
 
+# %% ../nbs/01a_data.ipynb #26886ff6
+def _columns(stream) -> int | None:
+    "The width of the terminal behind `stream`: 0 where it reports none, None where there is no terminal to ask."
+    try: return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation): return None
+
 # %% ../nbs/01a_data.ipynb #be3d3878
 PROGRESS_SECONDS = 5.0    # seconds between two progress lines in a log (not a terminal, not a notebook)
 
@@ -111,6 +118,8 @@ def progress_bar(
     from tqdm.auto import tqdm
     stream = stream or sys.stderr
     if _interactive(stream):
+        if _columns(stream) == 0:                  # tqdm would fit the bar into no width and hide it below no rows
+            kwargs = dict(dict(ncols=100, nrows=24), **kwargs)
         return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream, **kwargs)
     kwargs.pop("dynamic_ncols", None)
     kwargs = dict(dict(mininterval=PROGRESS_SECONDS, maxinterval=PROGRESS_SECONDS, ncols=100, ascii=True), **kwargs)
