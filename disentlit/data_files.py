@@ -23,7 +23,7 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import h5py
 import numpy as np
@@ -37,11 +37,11 @@ from .data import GroundTruthData, data_dir, XYSquares, XYObject, Sprites
 # %% auto #0
 __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'CARS3D_NAMES',
            'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile',
-           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache', 'reading', 'check_cache',
-           'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index',
-           'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix',
-           'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert', 'prepare',
-           'dataset_params', 'get_dataset', 'list_datasets']
+           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache', 'copy_in_order', 'reading',
+           'check_cache', 'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites',
+           'dsprites_index', 'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D',
+           'read_norb_matrix', 'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert',
+           'prepare', 'dataset_params', 'get_dataset', 'list_datasets']
 
 # %% ../nbs/01b_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -177,6 +177,16 @@ def writing_cache(
     finally:
         tmp.unlink(missing_ok=True)
 
+# %% ../nbs/01b_data_files.ipynb #101a2fc1
+def copy_in_order(
+    obs, # the `obs` dataset of a new cache (from `writing_cache`)
+    order: np.ndarray, # source row of each observation, in the cache's C order of factors
+    rows: Callable, # source rows (an index array) -> their observations (n, H, W, C) as uint8
+    block: int, # observations converted and written at a time
+):
+    "Fill `obs` so that observation `i` is the source's row `order[i]`, `block` observations at a time."
+    for s in range(0, len(order), block): obs[s:s + block] = rows(order[s:s + block])
+
 # %% ../nbs/01b_data_files.ipynb #ce4c0cfa
 _READ_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, NotImplementedError,
                 zipfile.BadZipFile, tarfile.TarError, zlib.error)
@@ -308,10 +318,16 @@ class FileDataset(GroundTruthData):
 
     def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}   # pickled without its handle
 
-    # raw files -> cache(s); subclasses say how
+    converter = None   # a subclass's `convert_*` function: (source file, cache, sizes) -> cache
+
     @classmethod
-    def convert(cls, files: Sequence[Path], root: Path, sizes: Sequence[int] | None = None) -> Path:
-        raise NotImplementedError
+    def convert(cls,
+                files: Sequence[Path], # the raw files, in `SOURCES[name]` order
+                root: Path, # the folder of the caches
+                sizes: Sequence[int] | None = None, # the factor sizes (default: the dataset's own)
+               ) -> Path:
+        "Raw `files` -> the cache under `root`: the class's `converter` on its one source file."
+        return cls.converter(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
 
 # %% ../nbs/01b_data_files.ipynb #685be42a
 @patch(as_prop=True)
@@ -348,18 +364,14 @@ def convert_dsprites(
                           f"{classes.shape}")
     order = factor_order(classes[:, 1:], DSPRITES_NAMES, sizes, src)
     with writing_cache(out, "dsprites", DSPRITES_NAMES, sizes, 1) as obs:
-        for s in range(0, len(order), block):
-            obs[s:s + block] = (imgs[order[s:s + block], :, :, None] > 0).astype(np.uint8) * np.uint8(255)
+        copy_in_order(obs, order, lambda i: (imgs[i, :, :, None] > 0).astype(np.uint8) * np.uint8(255), block)
     return Path(out)
 
 # %% ../nbs/01b_data_files.ipynb #edb327f6
 class DSprites(FileDataset):
     "dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1 channel."
     name, factor_names, factor_sizes, obs_shape = "dsprites", DSPRITES_NAMES, DSPRITES_SIZES, (64, 64, 1)
-
-    @classmethod
-    def convert(cls, files, root, sizes=None):
-        return convert_dsprites(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
+    converter = staticmethod(convert_dsprites)
 
 # %% ../nbs/01b_data_files.ipynb #4688852c
 def _grid(sizes) -> np.ndarray:
@@ -403,18 +415,14 @@ def convert_shapes3d(
                               f"{labels.shape}")
         order = factor_order(labels, SHAPES3D_NAMES, sizes, src)
         with writing_cache(out, "shapes3d", SHAPES3D_NAMES, sizes, 3) as obs:
-            for s in range(0, len(order), block):
-                obs[s:s + block] = read_rows(images, order[s:s + block])
+            copy_in_order(obs, order, lambda i: read_rows(images, i), block)
     return Path(out)
 
 # %% ../nbs/01b_data_files.ipynb #792f7c45
 class Shapes3D(FileDataset):
     "3D Shapes (Burgess and Kim, 2018): floor, wall and object hue, scale, shape and orientation; RGB."
     name, factor_names, factor_sizes, obs_shape = "shapes3d", SHAPES3D_NAMES, SHAPES3D_SIZES, (64, 64, 3)
-
-    @classmethod
-    def convert(cls, files, root, sizes=None):
-        return convert_shapes3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
+    converter = staticmethod(convert_shapes3d)
 
 # %% ../nbs/01b_data_files.ipynb #364663f5
 _SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30))
@@ -483,10 +491,7 @@ def convert_cars3d(
 class Cars3D(FileDataset):
     "Cars3D (Reed et al., 2015): elevation, azimuth and model of a rendered car; RGB, resized 128 -> 64."
     name, factor_names, factor_sizes, obs_shape = "cars3d", CARS3D_NAMES, CARS3D_SIZES, (64, 64, 3)
-
-    @classmethod
-    def convert(cls, files, root, sizes=None):
-        return convert_cars3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
+    converter = staticmethod(convert_cars3d)
 
 # %% ../nbs/01b_data_files.ipynb #d2a1ee3b
 def _cars3d_example(folder: Path, sizes, rng) -> Path:
@@ -560,8 +565,7 @@ def convert_smallnorb(
                           f"got {images.shape}, {category.shape} and {details.shape}")
     order = factor_order(np.column_stack([category, details]), SMALLNORB_NAMES, sizes, info)
     with writing_cache(out, "smallnorb", SMALLNORB_NAMES, sizes, 1) as obs:
-        for s in range(0, len(order), block):
-            obs[s:s + block] = resize_images(images[order[s:s + block], 0, :, :, None])
+        copy_in_order(obs, order, lambda i: resize_images(images[i, 0, :, :, None]), block)
     return Path(out)
 
 # %% ../nbs/01b_data_files.ipynb #61c5e819

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from fastcore.basics import patch
+from fastcore.meta import delegates
 
 import numpy as np
 import torch
@@ -718,15 +719,14 @@ def rank_trend(x, y) -> dict:
     return dict(rho=float(r.statistic), p=float(r.pvalue))
 
 # %% ../nbs/08_experiments.ipynb #cbe20546
-def effect(a, b,                  # the scores of groups a and b
-           n_boot: int = 10_000,  # bootstrap resamples
-           level: float = 0.95,   # of the interval
-           seed: int = 0,         # of the resampling
-           ) -> dict:
-    "From scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap interval, the U test."
+@delegates(median_difference)
+def effect(a, b,  # the scores of groups a and b
+           **kwargs) -> dict:
+    """From scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap interval (`kwargs`:
+    `median_difference`'s settings), the U test."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)),
-                **median_difference(a, b, n_boot, level, seed), **mann_whitney(a, b))
+                **median_difference(a, b, **kwargs), **mann_whitney(a, b))
 
 # %% ../nbs/08_experiments.ipynb #85554d7c
 def _groups(rows, keys):
@@ -775,7 +775,7 @@ def compare(rows,                  # `results_frame`'s rows
         for v in levels:
             if v == ref: continue
             out.append(dict(metric=metric, setting=x, reference=ref, level=v, **dict(zip(within, key)),
-                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot, seed=seed),
+                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot=n_boot, seed=seed),
                             collapsed_a=sum(bool(r.get("collapsed")) for r in at(ref)),
                             collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)), **trend))
     return out

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 from typing import Callable, Sequence
@@ -53,10 +54,16 @@ class GaussianHead(nn.Module):
 # %% ../nbs/03_models.ipynb #12e997b9
 MAX_LATENTS = 4096
 
-def _check(channels: int, latents: int):
+def _check(channels: int, latents: int) -> tuple[int, int]:
+    "A network's C and D, checked: 1 or 3 channels, and a number of latents that a model can hold."
     if channels not in (1, 3): raise DisentlitError(f"channels must be 1 or 3, got {channels}")
     if not isinstance(latents, int) or isinstance(latents, bool) or not 1 <= latents <= MAX_LATENTS:
         raise DisentlitError(f"latents must be an integer in 1..{MAX_LATENTS}, got {latents!r}")
+    return channels, latents
+
+# every convolution of Table A3: a 4x4 kernel, stride 2, padding 1 (halves or doubles the side)
+_conv = functools.partial(nn.Conv2d, kernel_size=4, stride=2, padding=1)
+_up = functools.partial(nn.ConvTranspose2d, kernel_size=4, stride=2, padding=1)
 
 class EncoderConv64(nn.Module):
     "Table A3 encoder: (N, C, 64, 64) -> mean and log-variance (N, D) of a diagonal Gaussian."
@@ -64,11 +71,9 @@ class EncoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        _check(channels, latents)
-        self.channels, self.latents = channels, latents
-        conv = lambda i, o: nn.Conv2d(i, o, kernel_size=4, stride=2, padding=1)
-        self.body = nn.Sequential(conv(channels, 32), nn.ReLU(), conv(32, 32), nn.ReLU(),
-                                  conv(32, 64), nn.ReLU(), conv(64, 64), nn.ReLU(),
+        self.channels, self.latents = _check(channels, latents)
+        self.body = nn.Sequential(_conv(channels, 32), nn.ReLU(), _conv(32, 32), nn.ReLU(),
+                                  _conv(32, 64), nn.ReLU(), _conv(64, 64), nn.ReLU(),
                                   nn.Flatten(), nn.Linear(64 * 4 * 4, 256), nn.ReLU())
         self.head = GaussianHead(256, latents)
         init_glorot(self)
@@ -82,13 +87,11 @@ class DecoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        _check(channels, latents)
-        self.channels, self.latents = channels, latents
-        up = lambda i, o: nn.ConvTranspose2d(i, o, kernel_size=4, stride=2, padding=1)
+        self.channels, self.latents = _check(channels, latents)
         self.body = nn.Sequential(nn.Linear(latents, 256), nn.ReLU(), nn.Linear(256, 1024), nn.ReLU(),
                                   nn.Unflatten(1, (64, 4, 4)),
-                                  up(64, 64), nn.ReLU(), up(64, 32), nn.ReLU(), up(32, 32), nn.ReLU(),
-                                  up(32, channels))
+                                  _up(64, 64), nn.ReLU(), _up(64, 32), nn.ReLU(), _up(32, 32), nn.ReLU(),
+                                  _up(32, channels))
         init_glorot(self)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
@@ -107,8 +110,7 @@ class EncoderFC(nn.Module):
                  hidden: Sequence[int] = (1200, 1200)): # the widths of the hidden layers
         super().__init__()
         H, W, C = _check_shape(obs_shape)
-        _check(C, latents)
-        self.channels, self.latents = C, latents
+        self.channels, self.latents = _check(C, latents)
         sizes, layers = [C * H * W, *hidden], [nn.Flatten()]
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.ReLU()]
         self.body, self.head = nn.Sequential(*layers), GaussianHead(sizes[-1], latents)
@@ -125,8 +127,7 @@ class DecoderFC(nn.Module):
                  hidden: Sequence[int] = (1200, 1200, 1200)): # the widths of the hidden layers
         super().__init__()
         H, W, C = _check_shape(obs_shape)
-        _check(C, latents)
-        self.channels, self.latents = C, latents
+        self.channels, self.latents = _check(C, latents)
         sizes, layers = [latents, *hidden], []
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.Tanh()]
         self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W), nn.Unflatten(1, (C, H, W)))
