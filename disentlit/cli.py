@@ -275,18 +275,13 @@ def _metric_rows(result: dict) -> list[list[str]]:
 def cmd_evaluate(args) -> int:
     "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
     from disentlit.experiments import text_table
-    from disentlit.metrics import as_encode, evaluate
-    from disentlit.training import load_run
+    from disentlit.metrics import evaluate_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    model, data, config = load_run(args.run_dir)
-    t = time.perf_counter()
-    result = evaluate(as_encode(model), data, metrics, seed=args.seed, standardise=model.standardise,
-                      batch_size=args.batch_size, progress=not args.quiet, fast=not args.exact)
-    out = dict(run_dir=str(args.run_dir), dataset=data.name, framework=config.framework, seed=args.seed,
-               dci_mode="exact" if args.exact else "fast", seconds=round(time.perf_counter() - t, 2), **result)
-    info = result["info"]
-    text = "\n".join([f"{args.run_dir}: {config.framework} on {data!r}",
-                      text_table([["metric", "score"]] + _metric_rows(result)),
+    out = evaluate_run(args.run_dir, metrics=metrics, seed=args.seed, batch_size=args.batch_size,
+                       progress=not args.quiet, fast=not args.exact)
+    info = out["info"]
+    text = "\n".join([f"{args.run_dir}: {out['framework']} on {out['dataset']}",
+                      text_table([["metric", "score"]] + _metric_rows(out)),
                       f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, "
                       f"{out['seconds']:.1f} s (seed {args.seed})"])
     _emit(out, args.json, text)
@@ -374,11 +369,8 @@ def _add_sweep(w):
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:
     "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
-    from disentlit.experiments import ResultsDB, figures
-    paths = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)
-    db = ResultsDB(args.db, create=False)
-    try: table = db.export_csv(Path(args.out) / "results.csv", sweep=args.sweep)
-    finally: db.close()
+    from disentlit.experiments import figures
+    *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
     _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
           "\n".join([f"figure: {p}" for p in paths] + [f"table:  {table}"]))
     return 0

@@ -853,8 +853,8 @@ def figures(db_path: str | Path,                      # a results database
             runs_root: str | Path | None = None,      # the run directories (default: DB_runs beside the database)
             seed: int = 0,                            # of the bootstrap and the jitter
             ) -> list[Path]:
-    """Draw every figure the finished runs of the database support into `out_dir`, and write the effects of every
-    comparison to `effects.csv` and `effects.json`; returns the files written."""
+    """Draw every figure the finished runs of the database support into `out_dir`, write the effects of every
+    comparison to `effects.csv` and `effects.json` and the runs to `results.csv`; returns the files written."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = results_frame(db_path, sweep)
@@ -906,6 +906,9 @@ def figures(db_path: str | Path,                      # a results database
         _write_table(out_dir / "effects.csv", effects)
         _write_json(out_dir / "effects.json", effects)
         written += [out_dir / "effects.csv", out_dir / "effects.json"]
+    db = ResultsDB(db_path, create=False)
+    try: written.append(db.export_csv(out_dir / "results.csv", sweep=sweep))
+    finally: db.close()
     return written
 
 # %% ../nbs/08_experiments.ipynb #9262405e
@@ -1022,7 +1025,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
                      "direction of the effect in one pair of models. Whether it holds across seeds, with an interval "
                      "and a test, is the reproduction's job (notebook 09_reproduction, specs/figure11_cpu.yaml: 5 "
                      "seeds, beta-VAE and Ada-GVAE). DCI here is the fast approximation; the reproduction uses the "
-                     "exact one.</p>" + imgs + "".join(f"<img src='figures/{p.name}' width=520>" for p in figs)))
+                     "exact one.</p>" + imgs + "".join(f"<img src='figures/{p.name}' width=520>" for p in figs if p.suffix == ".png")))
     (out / "index.html").write_text(_html("disentlit demo: the reconstruction loss decides what a VAE can disentangle",
                                           sections))
     say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")

@@ -16,7 +16,7 @@ from .distances import mse, pairwise, pairwise_by_pair
 
 # %% auto #0
 __all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedLoss', 'AugmentedDistance',
-           'box_blur_loss', 'get_loss', 'resolve_loss']
+           'box_blur_loss', 'get_loss']
 
 # %% ../nbs/04_losses.ipynb #78d44ca9
 class ReconLoss:
@@ -179,14 +179,3 @@ def get_loss(
         raise DisentlitError(f"loss {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                              f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
     return LOSSES[name](**params)
-
-# %% ../nbs/04_losses.ipynb #4847cbf8
-def resolve_loss(
-    loss, # a callable (returned as it is), a name, a record {'name', 'params'}, or None
-) -> Callable | None:
-    "A reconstruction loss from a callable (itself), a name ('mse', 'bce', 'box_blur') or a record {'name', 'params'}."
-    if loss is None or callable(loss): return loss
-    spec = dict(name=loss, params={}) if isinstance(loss, str) else dict(loss)
-    if spec["name"] == "mse" and not spec.get("params"):
-        return mse      # 02's mse: the frameworks' default, as they record it
-    return get_loss(spec["name"], **spec.get("params", {}))

@@ -8,19 +8,22 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from fastcore.meta import delegates
 from threadpoolctl import threadpool_limits
 
 from .data import DisentlitError, GroundTruthData, as_rng, progress_bar
 from .models import kl_normal_pair
+from .training import load_run
 
 # %% auto #0
 __all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
            'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate',
-           'as_encode', 'IndexData', 'factor_encoder', 'beta_vae_score', 'factor_vae_score',
+           'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder', 'beta_vae_score', 'factor_vae_score',
            'learned_distance_matrices']
 
 # %% ../nbs/06_metrics.ipynb #08f39dec
@@ -494,6 +497,19 @@ def as_encode(
         z = z[0] if isinstance(z, (tuple, list)) else z
         return z.float()
     return encode
+
+# %% ../nbs/06_metrics.ipynb #7475d4cf
+@delegates(evaluate, but=["standardise"])
+def evaluate_run(run_dir: str | Path,  # a run directory written by `train` or `fit`
+                 **kwargs) -> dict:
+    """The metrics of a trained run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
+    evaluation seed, DCI's mode and the seconds taken."""
+    model, data, config = load_run(run_dir)
+    t = time.perf_counter()
+    result = evaluate(as_encode(model), data, standardise=model.standardise, **kwargs)
+    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=kwargs.get("seed", 0),
+                dci_mode="fast" if kwargs.get("fast", True) else "exact", seconds=round(time.perf_counter() - t, 2),
+                **result)
 
 # %% ../nbs/06_metrics.ipynb #6070a196
 class IndexData(GroundTruthData):

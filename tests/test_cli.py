@@ -92,6 +92,7 @@ def test_demo_writes_its_report(cli, tmp_path):
     html = (demo / "index.html").read_text()
     for src in __import__("re").findall(r"src='([^']+)'", html):
         assert (demo / src).exists(), f"index.html shows a missing file: {src}"
+        assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
     assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
 
 def test_distances_json_schema_and_values(cli):
