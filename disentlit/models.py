@@ -380,10 +380,7 @@ class BetaVAE(VAE):
     latents."""
     name = "betavae"
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
+    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
                  *,
                  beta: float = 0.001): # the weight of the KL (normalised, B.1)
         super().__init__(encoder, decoder, recon)
@@ -511,10 +508,7 @@ class AnnealedVAE(VAE):
     "AnnealedVAE (Burgess et al. 2017): gamma * |KL - C|, C rising linearly from 0 to c_max over `iterations` updates."
     name, reg_per_observation = "annealedvae", True
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
+    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
                  *,
                  gamma: float = 1000.0, # the weight of |KL - C|
                  c_max: float = 5.0, # the final capacity C, in nats
@@ -594,10 +588,7 @@ class BetaTCVAE(VAE):
     "beta-TCVAE (Chen et al. 2018): alpha * MI + beta * TC + gamma * dimension-wise KL, estimated on the minibatch."
     name, reg_per_observation = "betatcvae", True
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
+    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
                  *,
                  alpha: float = 1.0, # the weight of the index-code mutual information
                  beta: float = 6.0, # the weight of the total correlation
@@ -704,10 +695,7 @@ class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
     name, reg_per_observation, extra_objectives = "factorvae", True, ("disc_loss",)
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
+    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
                  *,
                  gamma: float = 40.0, # the weight of the total correlation
                  disc_width: int = 1000, # units per hidden layer of the discriminator
@@ -780,10 +768,7 @@ class DIPVAE(VAE):
     penalised_cov = "mu"
     default_od, d_factor = 2.0, 10.0                # Table 1: lambda_d = 10 lambda_od for DIP-VAE-I
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
+    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
                  *,
                  lambda_od: float | None = None, # the off-diagonal weight (None: `default_od`)
                  lambda_d: float | None = None): # the diagonal weight (None: `d_factor` times lambda_od)
