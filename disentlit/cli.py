@@ -372,7 +372,8 @@ def cmd_figures(args) -> int:
     from disentlit.experiments import figures
     *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
     _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
-          "\n".join([f"figure: {p}" for p in paths] + [f"table:  {table}"]))
+          "\n".join([("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in paths]
+                    + [f"table:  {table}"]))
     return 0
 
 # %% ../nbs/11_cli.ipynb #5a425b7b

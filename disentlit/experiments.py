@@ -830,7 +830,8 @@ def plot_comparison(rows,              # `results_frame`'s rows
         if numeric: ax.plot([p + shift for p, _ in meds], [m for _, m in meds], color=colour, lw=1, alpha=0.6)
         name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
         cs = effects[key]
-        detail = _fmt_effect(cs[0]) if len(cs) == 1 or (cs and "trend_rho" in cs[0]) else ""
+        if len(cs) == 1 or (cs and "trend_rho" in cs[0]): detail = _fmt_effect(cs[0])
+        else: detail = "".join(f"\n  {_fmt_effect(c)}" for c in cs)           # several levels: one line each
         ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
     if any(r.get("collapsed") for r in rows):
         ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
