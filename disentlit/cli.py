@@ -64,13 +64,18 @@ def parse_params(items: Sequence[str],     # the flag's items, e.g. ['grid_spaci
     return params
 
 # %% ../nbs/11_cli.ipynb #7a4e07b8
-COMMANDS: dict = {}                   # name: (one line of help, the function that adds its arguments)
+COMMANDS: dict = {}     # name: (one line of help, the function that adds its arguments, its `cmd_*`, --json's help)
 
 # %% ../nbs/11_cli.ipynb #94585960
-def command(name: str, help: str) -> Callable:
-    "Register the decorated function as the one that adds subcommand `name`'s arguments (its `cmd_*` among them)."
+def command(name: str,          # the subcommand
+            help: str,          # its one line in `disentlit --help`
+            run: Callable,      # its `cmd_*` function: parsed arguments -> exit status
+            json_help: str = "print one JSON object",   # what its `--json` prints
+           ) -> Callable:
+    """Register the decorated function as the one that adds subcommand `name`'s own arguments; every subcommand also
+    gets `--json` and `--quiet`, and runs `run`."""
     def register(add: Callable) -> Callable:
-        COMMANDS[name] = (help, add)
+        COMMANDS[name] = (help, add, run, json_help)
         return add
     return register
 
@@ -82,9 +87,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = _Parser(prog="disentlit",
                 description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, (text, add) in COMMANDS.items():
+    for name, (text, add, run, json_help) in COMMANDS.items():
         s = sub.add_parser(name, help=text, description=text)
-        if only in (None, name): add(s)
+        if only in (None, name):
+            add(s); _output_flags(s, json_help); s.set_defaults(run=run)
     return p
 
 # %% ../nbs/11_cli.ipynb #a7c3e5d1
@@ -144,7 +150,7 @@ def cmd_datasets(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #f43da6f4
-@command("datasets", "list datasets, print normalisation constants, or prepare a file-backed dataset")
+@command("datasets", "list datasets, print normalisation constants, or prepare a file-backed dataset", cmd_datasets)
 def _add_datasets(d):
     d.add_argument("--stats", metavar="NAME", help="exact per-channel mean and std of dataset NAME")
     d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -153,8 +159,7 @@ def _add_datasets(d):
     d.add_argument("--source", metavar="PATH",
                    help="with --prepare: convert files you already have instead of downloading")
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
-    _output_flags(d)
-    d.set_defaults(run=cmd_datasets)
+
 
 # %% ../nbs/11_cli.ipynb #4a11c19e
 def cmd_train(args) -> int:
@@ -187,7 +192,7 @@ def cmd_train(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #4e0f5cef
-@command("train", "train a framework on a dataset and write a run directory")
+@command("train", "train a framework on a dataset and write a run directory", cmd_train)
 def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
@@ -217,8 +222,7 @@ def add_train_parser(t):
     t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
                    help="steps between checkpoints (default: max(50, steps // 10))")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
-    _output_flags(t)
-    t.set_defaults(run=cmd_train)
+
     return t
 
 # %% ../nbs/11_cli.ipynb #6f44b236
@@ -234,7 +238,7 @@ def cmd_bench(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #7ffd45dd
-@command("bench", "measure speed against a baseline timed in the same run")
+@command("bench", "measure speed against a baseline timed in the same run", cmd_bench)
 def _add_bench(b):
     from disentlit.bench import BENCHMARKS, REFERENCE_MODES
     b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
@@ -256,8 +260,7 @@ def _add_bench(b):
     b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
-    _output_flags(b)
-    b.set_defaults(run=cmd_bench)
+
 
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
@@ -288,7 +291,7 @@ def cmd_evaluate(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #621f6f4d
-@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)")
+@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", cmd_evaluate)
 def _add_evaluate(e):
     from disentlit.metrics import METRICS
     e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
@@ -298,8 +301,7 @@ def _add_evaluate(e):
     e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
     e.add_argument("--exact", action="store_true",
                    help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
-    _output_flags(e)
-    e.set_defaults(run=cmd_evaluate)
+
 
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:
@@ -321,7 +323,7 @@ def cmd_distances(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #398f7692
-@command("distances", "perceived vs ground-truth distance of a dataset under a loss (Table A1)")
+@command("distances", "perceived vs ground-truth distance of a dataset under a loss (Table A1)", cmd_distances)
 def _add_distances(t):
     from disentlit.losses import LOSSES
     t.add_argument("--dataset", required=True, metavar="NAME")
@@ -330,8 +332,7 @@ def _add_distances(t):
                    help="the reconstruction loss seen as a distance (default mse)")
     t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
     t.add_argument("--seed", type=int, default=0)
-    _output_flags(t)
-    t.set_defaults(run=cmd_distances)
+
 
 # %% ../nbs/11_cli.ipynb #29c23f95
 def cmd_sweep(args) -> int:
@@ -347,7 +348,7 @@ def cmd_sweep(args) -> int:
     return 0 if counts["failed"] == 0 else 1
 
 # %% ../nbs/11_cli.ipynb #ef2516a8
-@command("sweep", "run a sweep spec into a SQLite results database (resumable)")
+@command("sweep", "run a sweep spec into a SQLite results database (resumable)", cmd_sweep)
 def _add_sweep(w):
     w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
     w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
@@ -363,8 +364,7 @@ def _add_sweep(w):
     w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
     w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
     w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
-    _output_flags(w)
-    w.set_defaults(run=cmd_sweep)
+
 
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:
@@ -377,15 +377,14 @@ def cmd_figures(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #5a425b7b
-@command("figures", "draw the figures a results database supports, and export its runs as CSV")
+@command("figures", "draw the figures a results database supports, and export its runs as CSV", cmd_figures)
 def _add_figures(f):
     f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
     f.add_argument("--out", required=True, metavar="DIR")
     f.add_argument("--sweep", help="only this sweep's runs")
     f.add_argument("--runs", metavar="DIR",
                    help="where the run directories are (default: RESULTS_runs next to the database)")
-    _output_flags(f)
-    f.set_defaults(run=cmd_figures)
+
 
 # %% ../nbs/11_cli.ipynb #8726e66e
 def cmd_demo(args) -> int:
@@ -397,11 +396,11 @@ def cmd_demo(args) -> int:
     return 0 if r["counts"]["failed"] == 0 else 1
 
 # %% ../nbs/11_cli.ipynb #e3881f85
-@command("demo", "the main job on the embedded default dataset (no download, no GPU)")
+@command("demo", "the main job on the embedded default dataset (no download, no GPU)", cmd_demo,
+         json_help="print one JSON object (the report's numbers); the narration goes to stderr")
 def _add_demo(m):
     from disentlit.experiments import DEMO_STEPS
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=DEMO_STEPS,
                    help=f"training steps of each demo run (default {DEMO_STEPS})")
-    _output_flags(m, "print one JSON object (the report's numbers); the narration goes to stderr")
-    m.set_defaults(run=cmd_demo)
+
