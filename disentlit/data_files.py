@@ -327,6 +327,7 @@ class FileDataset(GroundTruthData):
                 sizes: Sequence[int] | None = None, # the factor sizes (default: the dataset's own)
                ) -> Path:
         "Raw `files` -> the cache under `root`: the class's `converter` on its one source file."
+        if cls.converter is None: raise NotImplementedError(f"{cls.__name__} names no converter and no convert")
         return cls.converter(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
 
 # %% ../nbs/01b_data_files.ipynb #685be42a

@@ -775,7 +775,8 @@ def compare(rows,                  # `results_frame`'s rows
         for v in levels:
             if v == ref: continue
             out.append(dict(metric=metric, setting=x, reference=ref, level=v, **dict(zip(within, key)),
-                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot=n_boot, seed=seed),
+                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot=n_boot,
+                                     seed=seed),
                             collapsed_a=sum(bool(r.get("collapsed")) for r in at(ref)),
                             collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)), **trend))
     return out
@@ -800,6 +801,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
                     reference=None,    # x's reference level (as `compare`'s)
                     ax=None,           # the axes to draw on (default: a new figure's)
                     seed: int = 0,     # of the bootstrap and of the points' jitter
+                    effects: list[dict] | None = None,  # `compare(rows, x, metric, reference, seed=seed)`, if computed
                     ):
     """Every run as a point (a cross when it collapsed) at each level of `x`, one colour per combination of the other
     varied settings, its median as a bar; the legend gives each group's effect against the reference level."""
@@ -813,7 +815,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
     step = min(np.diff(sorted(pos.values()))) if len(levels) > 1 else 1
     within = varied_settings(rows, exclude=(x,))
     groups = _groups(rows, within)
-    effects = {k: [c for c in compare(group, x, metric, reference, seed=seed)] for k, group in groups.items()}
+    effects = compare(rows, x, metric, reference, seed=seed) if effects is None else effects
     jitter = np.random.default_rng(seed)
     width = 0.6 * step / max(len(groups), 1)
     for i, ((key, group), colour) in enumerate(zip(groups.items(), plt.cm.tab10.colors)):
@@ -829,7 +831,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
                                   zorder=4)
         if numeric: ax.plot([p + shift for p, _ in meds], [m for _, m in meds], color=colour, lw=1, alpha=0.6)
         name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
-        cs = effects[key]
+        cs = [c for c in effects if all(c.get(k) == v for k, v in zip(within, key))]     # this group's
         if len(cs) == 1 or (cs and "trend_rho" in cs[0]): detail = _fmt_effect(cs[0])
         else: detail = "".join(f"\n  {_fmt_effect(c)}" for c in cs)           # several levels: one line each
         ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
@@ -873,8 +875,9 @@ def figures(db_path: str | Path,                      # a results database
         fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)), squeeze=False,  # a page's width
                                  layout="constrained")                                            # room for each legend
         for m, ax in zip(metrics, axes[:, 0]):
-            plot_comparison(rows, x, m, reference, ax=ax, seed=seed)
-            effects += compare(rows, x, m, reference, seed=seed)
+            cs = compare(rows, x, m, reference, seed=seed)
+            plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs)
+            effects += cs
         fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
         save(fig, f"{name}.png")
     if metrics and any("final.recon" in r for r in rows):    # one column per loss: their values are in different units
@@ -1009,7 +1012,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     db = ResultsDB(db_path)
     runs = {r["config"]["loss"]: r for r in db.runs(sweep="demo")}
     db.close()
-    both = [l for l in ("mse", "box_blur")]
+    both = ("mse", "box_blur")
     keys = ["mig", "dci.disentanglement", "dci.completeness", "dci.informativeness_test"]
     mrows = [[k] + [runs[l]["metrics"].get(k, float("nan")) if l in runs else "failed" for l in both] for k in keys]
     mrows.append(["active latents (of 25)"] + [runs[l]["result"].get("active_latents", "") if l in runs else ""
@@ -1026,7 +1029,8 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
                      "direction of the effect in one pair of models. Whether it holds across seeds, with an interval "
                      "and a test, is the reproduction's job (notebook 09_reproduction, specs/figure11_cpu.yaml: 5 "
                      "seeds, beta-VAE and Ada-GVAE). DCI here is the fast approximation; the reproduction uses the "
-                     "exact one.</p>" + imgs + "".join(f"<img src='figures/{p.name}' width=520>" for p in figs if p.suffix == ".png")))
+                     "exact one.</p>" + imgs
+                     + "".join(f"<img src='figures/{p.name}' width=520>" for p in figs if p.suffix == ".png")))
     (out / "index.html").write_text(_html("disentlit demo: the reconstruction loss decides what a VAE can disentangle",
                                           sections))
     say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")

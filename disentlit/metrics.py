@@ -5,6 +5,7 @@
 # %% ../nbs/06_metrics.ipynb #6b2c0a5c
 from __future__ import annotations
 
+import inspect
 import math
 import time
 import warnings
@@ -504,11 +505,13 @@ def evaluate_run(run_dir: str | Path,  # a run directory written by `train` or `
                  **kwargs) -> dict:
     """The metrics of a trained run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
     evaluation seed, DCI's mode and the seconds taken."""
+    given = inspect.signature(evaluate).bind(None, None, **kwargs)       # `evaluate`'s defaults for what is not given
+    given.apply_defaults()
     model, data, config = load_run(run_dir)
     t = time.perf_counter()
     result = evaluate(as_encode(model), data, standardise=model.standardise, **kwargs)
-    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=kwargs.get("seed", 0),
-                dci_mode="fast" if kwargs.get("fast", True) else "exact", seconds=round(time.perf_counter() - t, 2),
+    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=given.arguments["seed"],
+                dci_mode="fast" if given.arguments["fast"] else "exact", seconds=round(time.perf_counter() - t, 2),
                 **result)
 
 # %% ../nbs/06_metrics.ipynb #6070a196
