@@ -22,3 +22,18 @@ def cli(data_home):
         p = subprocess.run(["disentlit", *args], capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
         return p.returncode, p.stdout, p.stderr
     return run
+
+
+def copy_checkout(src, dst):
+    """Copy what a clone of `src` would hold (tracked files and untracked ones .gitignore does not cover) to `dst`.
+    Never the project venv, build outputs or run folders: a copy of `.venv` alone is several GB of disk."""
+    from pathlib import Path
+    import shutil
+    src, dst = Path(src), Path(dst)
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=src,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if not (src / name).is_file(): continue                          # deleted in the work tree but not yet in git
+        (dst / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src / name, dst / name)
+    return dst

@@ -2,10 +2,11 @@
 (no dev extras), where every module imports and the console script runs."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from conftest import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,8 +18,7 @@ def test_runtime_install_without_dev_extras(tmp_path):
     pip = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run(pip + ["torch==2.13.0"], check=True, timeout=900)
     src = tmp_path / "src"                                                # a copy: pip's build files stay out of the repository
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "_site", "_proc", "_docs_src", "_docs_vendor", ".cache",
-                                                             "build", "*.egg-info", "runs", "demo"))
+    copy_checkout(ROOT, src)
     subprocess.run(pip + [str(src)], check=True, timeout=900)            # a regular (non-editable) install
     mods = [p.stem for p in (ROOT / "disentlit").glob("*.py") if not p.stem.startswith("_")]
     code = "import importlib, sys; [importlib.import_module('disentlit.' + m) for m in sys.argv[1:]]; print('ok')"

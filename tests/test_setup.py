@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import copy_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import install_torch  # noqa: E402
@@ -96,8 +98,7 @@ def test_make_demo_in_a_fresh_clone(tmp_path):
     litter outside what .gitignore covers; a second `make install` reuses the venv and keeps its torch."""
     if not shutil.which("make"): pytest.skip("no make on this machine")
     src = tmp_path / "clone"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "_site", "_proc", "_docs_src", "_docs_vendor",
-                                                             ".cache", "build", "*.egg-info", "runs", "demo", "*_runs", "__pycache__"))
+    copy_checkout(ROOT, src)
     subprocess.run(["git", "init", "-q"], cwd=src, check=True)
     subprocess.run(["git", "add", "-A"], cwd=src, check=True)
     subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.org", "commit", "-qm", "clone"], cwd=src, check=True)
