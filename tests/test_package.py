@@ -90,3 +90,34 @@ def test_no_module_imports_a_later_one():
     later = {f"{p.stem} imports {m}": (order[p.stem], order[m]) for p in (ROOT / "disentlit").glob("*.py") if p.stem in order
              for m in _imported_modules(p) if m in order and order[m] >= order[p.stem] and m != p.stem}
     assert not later, f"imports of a module from a later notebook: {later}"
+
+
+def test_notebooks_remove_their_temporary_folders():
+    "A notebook that makes temporary folders makes them in its `scratch` folder, which its last cells remove."
+    import json
+    offenders = []
+    for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
+        code = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
+        makes = [i for i, s in enumerate(code) if "mkdtemp(" in s]
+        if not makes: continue
+        opened = [i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s]
+        removed = [i for i, s in enumerate(code) if "scratch.cleanup()" in s]
+        if not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]): offenders.append(nb.name)
+    assert not offenders, f"notebooks whose temporary folders outlive them (see 05_training's scratch cells): {offenders}"
+
+
+def test_copy_checkout_copies_what_a_clone_holds(tmp_path):
+    "The install tests' clones: tracked and unignored files, never the project venv or other ignored outputs."
+    from conftest import copy_checkout
+    src = tmp_path / "src"
+    (src / ".venv" / "lib").mkdir(parents=True)
+    (src / ".venv" / "lib" / "big").write_text("x")
+    (src / "pkg").mkdir()
+    (src / "pkg" / "a.py").write_text("a = 1\n")
+    (src / "new.txt").write_text("untracked but not ignored\n")
+    (src / ".gitignore").write_text("/.venv/\n")
+    subprocess.run(["git", "init", "-q"], cwd=src, check=True)
+    subprocess.run(["git", "add", "pkg", ".gitignore"], cwd=src, check=True)
+    copied = copy_checkout(src, tmp_path / "dst")
+    assert sorted(str(p.relative_to(copied)) for p in copied.rglob("*") if p.is_file()) == [".gitignore", "new.txt",
+                                                                                             "pkg/a.py"]
