@@ -18,6 +18,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 from fastcore.basics import patch
+from fastcore.meta import delegates
 from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
@@ -402,19 +403,17 @@ class XYObject(XYSquares):
     "One white square on an overlapping grid: a small dataset any VAE should disentangle."
     name = "xyobject"
 
-    def __init__(self,
-                 square_size: int = 8, # the side of the square, in pixels
-                 image_size: int = 64, # the side of the image, in pixels
-                 grid_size: int | None = None, # positions per axis; None: every position that fits
-                 grid_spacing: int = 4): # pixels between neighbouring positions (half the square: they overlap)
-        super().__init__(square_size, image_size, grid_size, grid_spacing, num_squares=1, rgb=False)
+    @delegates(XYSquares.__init__, but=["grid_spacing", "num_squares", "rgb"])      # the rest as XYSquares has them
+    def __init__(self, *,
+                 grid_spacing: int = 4, # pixels between neighbouring positions (half the square: they overlap)
+                 **kwargs):
+        super().__init__(grid_spacing=grid_spacing, num_squares=1, rgb=False, **kwargs)
 
     def _factor_names(self) -> list[str]: return ["x", "y"]
 
     @property
     def params(self) -> dict:
-        return dict(square_size=self.square_size, image_size=self.image_size, grid_size=self.grid_size,
-                    grid_spacing=self.grid_spacing)
+        return {k: v for k, v in super().params.items() if k not in ("num_squares", "rgb")}
 
 # %% ../nbs/01a_data.ipynb #77e7006e
 def _square(u, v): return np.maximum(np.abs(u), np.abs(v)) - 0.7

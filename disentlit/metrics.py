@@ -24,8 +24,7 @@ from .training import load_run
 # %% auto #0
 __all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
            'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate',
-           'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder', 'beta_vae_score', 'factor_vae_score',
-           'learned_distance_matrices']
+           'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'learned_distance_matrices']
 
 # %% ../nbs/06_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")
@@ -554,39 +553,22 @@ def factor_encoder(
     return lambda x: fn(data.idx_to_pos(data.decode(x)))
 
 # %% ../nbs/06_metrics.ipynb #5feee6b5
-def beta_vae_score(
+def score(
+    metric: str, # one of `METRICS`
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
     data: GroundTruthData, # the dataset
-    batch_size: int = 64, # observations per group
-    num_train: int = 10_000, # training groups
-    num_eval: int = 5_000, # evaluation groups
-    factors: Sequence | None = None, # the factors a group may fix (default: all)
     seed=0, # the evaluation seed
-    **kwargs, # more arguments for `evaluate`
+    **kwargs, # the metric's settings (`metric_defaults(metric)`), then `evaluate`'s arguments
 ) -> dict:
-    """BetaVAE score (Higgins et al.): `factors` restricts the fixed factor (e.g. all but shape); `kwargs` go to
-    `evaluate`."""
-    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval, factors=factors)
-    return evaluate(encode, data, ("beta_vae",), seed=seed, params=dict(beta_vae=p), **kwargs)["beta_vae"]
-
-# %% ../nbs/06_metrics.ipynb #021fe396
-def factor_vae_score(
-    encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
-    data: GroundTruthData, # the dataset
-    batch_size: int = 64, # observations per group
-    num_train: int = 10_000, # training groups
-    num_eval: int = 5_000, # evaluation groups
-    num_variance_estimate: int = 10_000, # observations for the global variances
-    prune_threshold: float = 0.05, # latents whose std is below it are pruned
-    factors: Sequence | None = None, # the factors a group may fix (default: all)
-    seed=0, # the evaluation seed
-    **kwargs, # more arguments for `evaluate`
-) -> dict:
-    """FactorVAE score (Kim and Mnih) with disentanglement_lib's pruning of collapsed latents; `kwargs` go to
-    `evaluate`."""
-    p = dict(batch_size=batch_size, num_train=num_train, num_eval=num_eval,
-             num_variance_estimate=num_variance_estimate, prune_threshold=prune_threshold, factors=factors)
-    return evaluate(encode, data, ("factor_vae",), seed=seed, params=dict(factor_vae=p), **kwargs)["factor_vae"]
+    """One metric alone: `evaluate` with `metric` only. A setting of the metric takes its name first: `batch_size` is
+    the group size of the BetaVAE and FactorVAE scores, and `evaluate`'s encoding batch for the others."""
+    settings = metric_defaults(metric)
+    given = {k: kwargs.pop(k) for k in list(kwargs) if k in settings}
+    rest = [k for k in inspect.signature(evaluate).parameters if k not in ("encode", "data", "metrics", "seed", "params")]
+    if unknown := [k for k in kwargs if k not in rest]:
+        raise DisentlitError(f"{metric} has no setting {', '.join(map(repr, unknown))}; accepted: "
+                             f"{', '.join([*settings, *rest])}")
+    return evaluate(encode, data, (metric,), seed=seed, params={metric: given}, **kwargs)[metric]
 
 # %% ../nbs/06_metrics.ipynb #892def6c
 LEVELS = ("gt", "pcv", "l2", "kl", "recon")
