@@ -35,11 +35,15 @@ def test_kill_and_resume_loses_nothing_and_repeats_nothing(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ, SLOW_RUN_SECONDS="0.5"))
     deadline = time.time() + 120
     while time.time() < deadline:                         # wait until some runs are done and one is in flight
-        time.sleep(0.1)
+        time.sleep(0.05)
         if db.exists():
-            try: c = ResultsDB(db).counts("stress")
+            try: c, running = ResultsDB(db).counts("stress"), ResultsDB(db).runs(status="running")
             except Exception: continue
-            if c["done"] >= 3 and c["running"] == 1: break
+            # in flight: marked running *and* inside run_fn (started, not finished): the database marks a run
+            # running just before run_fn begins, and a kill in that gap would leave nothing started to repeat
+            inside = [r for r in running if any((out / r["id"]).glob("started.*"))
+                      and not any((out / r["id"]).glob("finished.*"))]
+            if c["done"] >= 3 and c["running"] == 1 and inside: break
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     before = ResultsDB(db).counts("stress")
