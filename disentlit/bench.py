@@ -43,14 +43,15 @@ def best_time(fn: Callable,      # what is timed, called with no argument
     return best
 
 # %% ../nbs/10_bench.ipynb #ee6da8a2
-def sig(x: float, digits: int = 3) -> float:
-    "`x` rounded to `digits` significant figures: a small fraction keeps its precision, unlike `round(x, 4)`."
-    return float(f"{x:.{digits}g}")
-
 def _lines(title: str, rows: list[tuple[str, str]]) -> str:
     "A title, then one aligned `label  value` row each: what `disentlit bench` prints for people."
     width = max(len(label) for label, _ in rows)
     return "\n".join([title] + [f"  {label.ljust(width)}  {value}" for label, value in rows])
+
+# %% ../nbs/10_bench.ipynb #5bff9ff9
+def sig(x: float, digits: int = 3) -> float:
+    "`x` rounded to `digits` significant figures: a small fraction keeps its precision, unlike `round(x, 4)`."
+    return float(f"{x:.{digits}g}")
 
 # %% ../nbs/10_bench.ipynb #675bd0af
 def _sync(device):

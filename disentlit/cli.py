@@ -160,7 +160,6 @@ def _add_datasets(d):
                    help="with --prepare: convert files you already have instead of downloading")
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
 
-
 # %% ../nbs/11_cli.ipynb #4a11c19e
 def cmd_train(args) -> int:
     "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
@@ -222,7 +221,6 @@ def add_train_parser(t):
     t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
                    help="steps between checkpoints (default: max(50, steps // 10))")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
-
     return t
 
 # %% ../nbs/11_cli.ipynb #6f44b236
@@ -260,7 +258,6 @@ def _add_bench(b):
     b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
-
 
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
@@ -302,7 +299,6 @@ def _add_evaluate(e):
     e.add_argument("--exact", action="store_true",
                    help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
 
-
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:
     "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
@@ -332,7 +328,6 @@ def _add_distances(t):
                    help="the reconstruction loss seen as a distance (default mse)")
     t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
     t.add_argument("--seed", type=int, default=0)
-
 
 # %% ../nbs/11_cli.ipynb #29c23f95
 def cmd_sweep(args) -> int:
@@ -365,15 +360,13 @@ def _add_sweep(w):
     w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
     w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
 
-
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:
     "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
     from disentlit.experiments import figures
     *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
     _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
-          "\n".join([("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in paths]
-                    + [f"table:  {table}"]))
+          "\n".join(("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in [*paths, table]))
     return 0
 
 # %% ../nbs/11_cli.ipynb #5a425b7b
@@ -384,7 +377,6 @@ def _add_figures(f):
     f.add_argument("--sweep", help="only this sweep's runs")
     f.add_argument("--runs", metavar="DIR",
                    help="where the run directories are (default: RESULTS_runs next to the database)")
-
 
 # %% ../nbs/11_cli.ipynb #8726e66e
 def cmd_demo(args) -> int:
@@ -403,4 +395,3 @@ def _add_demo(m):
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=DEMO_STEPS,
                    help=f"training steps of each demo run (default {DEMO_STEPS})")
-

@@ -504,14 +504,13 @@ def evaluate_run(run_dir: str | Path,  # a run directory written by `train` or `
                  **kwargs) -> dict:
     """The metrics of a trained run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
     evaluation seed, DCI's mode and the seconds taken."""
-    given = inspect.signature(evaluate).bind(None, None, **kwargs)       # `evaluate`'s defaults for what is not given
+    given = inspect.signature(evaluate).bind(None, None, **kwargs)      # `fast` as given, else `evaluate`'s default
     given.apply_defaults()
     model, data, config = load_run(run_dir)
-    t = time.perf_counter()
     result = evaluate(as_encode(model), data, standardise=model.standardise, **kwargs)
-    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=given.arguments["seed"],
-                dci_mode="fast" if given.arguments["fast"] else "exact", seconds=round(time.perf_counter() - t, 2),
-                **result)
+    info = result["info"]
+    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=info["seed"],
+                dci_mode="fast" if given.arguments["fast"] else "exact", seconds=info["seconds"]["total"], **result)
 
 # %% ../nbs/06_metrics.ipynb #6070a196
 class IndexData(GroundTruthData):
@@ -564,7 +563,8 @@ def score(
     the group size of the BetaVAE and FactorVAE scores, and `evaluate`'s encoding batch for the others."""
     settings = metric_defaults(metric)
     given = {k: kwargs.pop(k) for k in list(kwargs) if k in settings}
-    rest = [k for k in inspect.signature(evaluate).parameters if k not in ("encode", "data", "metrics", "seed", "params")]
+    fixed = ("encode", "data", "metrics", "seed", "params")                 # what `score` itself decides
+    rest = [k for k in inspect.signature(evaluate).parameters if k not in fixed]
     if unknown := [k for k in kwargs if k not in rest]:
         raise DisentlitError(f"{metric} has no setting {', '.join(map(repr, unknown))}; accepted: "
                              f"{', '.join([*settings, *rest])}")

@@ -1,6 +1,8 @@
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -27,8 +29,6 @@ def cli(data_home):
 def copy_checkout(src, dst):
     """Copy what a clone of `src` would hold (tracked files and untracked ones .gitignore does not cover) to `dst`.
     Never the project venv, build outputs or run folders: a copy of `.venv` alone is several GB of disk."""
-    from pathlib import Path
-    import shutil
     src, dst = Path(src), Path(dst)
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=src,
                            capture_output=True, check=True).stdout.decode().split("\0")

@@ -37,8 +37,11 @@ def test_kill_and_resume_loses_nothing_and_repeats_nothing(tmp_path):
     while time.time() < deadline:                         # wait until some runs are done and one is in flight
         time.sleep(0.05)
         if db.exists():
-            try: c, running = ResultsDB(db).counts("stress"), ResultsDB(db).runs(status="running")
-            except Exception: continue
+            try:
+                results = ResultsDB(db)
+                try: c, running = results.counts("stress"), results.runs(status="running")
+                finally: results.close()
+            except Exception: continue                # the database is still being made
             # in flight: marked running *and* inside run_fn (started, not finished): the database marks a run
             # running just before run_fn begins, and a kill in that gap would leave nothing started to repeat
             inside = [r for r in running if any((out / r["id"]).glob("started.*"))
