@@ -24,20 +24,20 @@ import numpy as np
 import torch
 
 from .data import DisentlitError, progress_bar
-from .metrics import evaluate, metric_plan
+from .metrics import ACTIVE_KL, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .models import kl_normal
-from .training import RunConfig, _atomic_write, build_run, load_run, resolve_device, train, writable_dir
+from .training import RunConfig, _atomic_write, _strict, build_run, load_run, resolve_device, train, writable_dir
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES', 'ACTIVE_KL', 'COMPARISONS', 'FIGURE_METRICS',
-           'DEMO_STEPS', 'DEMO_BATCH', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB', 'heartbeat',
-           'local_engine', 'ray_engine', 'run_sweep', 'latent_kl', 'scalar_metrics', 'plot_loss_curve', 'run',
-           'results_frame', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare',
-           'plot_comparison', 'figures', 'demo_spec', 'text_table', 'datasets_table', 'demo']
+__all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES', 'COMPARISONS', 'FIGURE_METRICS', 'DEMO_STEPS',
+           'DEMO_BATCH', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB', 'heartbeat',
+           'local_engine', 'ray_engine', 'run_sweep', 'plot_loss_curve', 'run', 'results_frame', 'median_difference',
+           'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare', 'plot_comparison', 'figures',
+           'demo_spec', 'text_table', 'datasets_table', 'demo']
 
 # %% ../nbs/08_experiments.ipynb #cfbc3ad6
-SPEC_KEYS = ("name", "base", "grid", "seeds", "repeats", "description")
+SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
 
 # %% ../nbs/08_experiments.ipynb #d3e2df02
 def _set(d: dict, key: str, value):
@@ -53,16 +53,19 @@ def _set(d: dict, key: str, value):
 # %% ../nbs/08_experiments.ipynb #44c6e094
 def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
                 ) -> tuple[str, list[RunConfig]]:
-    "The sweep name and every run configuration of a spec (the grid's product times the seeds)."
+    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
+    one empty arm) times the grid's product times the seeds, in that order."""
     if not isinstance(spec, dict):
         raise DisentlitError("a sweep spec must be a mapping with keys: " + ", ".join(SPEC_KEYS))
     if unknown := sorted(set(spec) - set(SPEC_KEYS)):
         raise DisentlitError(f"unknown spec key {unknown[0]!r}; accepted: {', '.join(SPEC_KEYS)}")
     name = spec.get("name")
     if not isinstance(name, str) or not name: raise DisentlitError("spec key 'name' must be a non-empty string")
-    base, grid = spec.get("base", {}), spec.get("grid", {})
+    base, grid, arms = spec.get("base", {}), spec.get("grid", {}), spec.get("arms", [{}])
     for key, v in (("base", base), ("grid", grid)):
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
+    if not isinstance(arms, list) or not arms or not all(isinstance(a, dict) for a in arms):
+        raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that vary together)")
     if "seeds" in spec and "repeats" in spec: raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
     seeds = spec.get("seeds", list(range(repeats)) if isinstance(repeats, int) else None)
@@ -75,10 +78,10 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
     configs = []
-    for combo in itertools.product(*grid.values()):
+    for arm, combo in itertools.product(arms, itertools.product(*grid.values())):
         for seed in seeds:
             d = json.loads(json.dumps(base))                      # a deep copy of plain data
-            for key, value in zip(grid, combo): _set(d, key, value)
+            for key, value in [*arm.items(), *zip(grid, combo)]: _set(d, key, value)
             d["seed"] = seed
             for key in list(d):
                 if "." in key: _set(d, key, d.pop(key))
@@ -87,7 +90,7 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
     if len(set(ids)) < len(ids):
         i = next(i for i, r in enumerate(ids) if r in ids[:i])
         raise DisentlitError(f"runs {ids.index(ids[i]) + 1} and {i + 1} of the spec are the same configuration "
-                             "(a grid lists a value twice)")
+                             "(a grid or the arms list a value twice)")
     return name, configs
 
 # %% ../nbs/08_experiments.ipynb #6a3278e7
@@ -217,15 +220,6 @@ class ResultsDB:
             except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
 
     def close(self): self.con.close()
-
-# %% ../nbs/08_experiments.ipynb #9d057237
-def _strict(o):
-    "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
-    if isinstance(o, dict): return {str(k): _strict(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_strict(v) for v in o]
-    if hasattr(o, "tolist"): return _strict(o.tolist())
-    if isinstance(o, float) and not math.isfinite(o): return None
-    return o if isinstance(o, (str, int, float, bool, type(None))) else str(o)
 
 # %% ../nbs/08_experiments.ipynb #079f210b
 @patch
@@ -582,33 +576,6 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
         return db.counts(name)
     finally: db.close()
 
-# %% ../nbs/08_experiments.ipynb #4dc659a1
-ACTIVE_KL = 0.01        # nats: a latent whose mean KL from the prior is below this carries (almost) nothing
-
-# %% ../nbs/08_experiments.ipynb #a9610e85
-def latent_kl(model,                 # a trained framework
-              data,                  # its dataset
-              n: int = 2048,         # observations
-              seed: int = 0,         # of their draw
-              batch_size: int = 256, # observations per encoder call
-              ) -> np.ndarray:
-    "The mean KL (nats) of each latent's posterior from the prior N(0, 1) over `n` observations drawn with `seed`."
-    idx = data.sample_idx(n, seed)
-    device = next(model.parameters()).device
-    total = None
-    with torch.inference_mode():
-        for s in range(0, n, batch_size):
-            mu, logvar = model.encoder(data.batch(idx[s:s + batch_size], model.standardise, device))
-            kl = kl_normal(mu.float(), logvar.float()).sum(0)
-            total = kl if total is None else total + kl
-    return (total / n).cpu().numpy().astype(np.float64)
-
-# %% ../nbs/08_experiments.ipynb #0f3bbc9a
-def scalar_metrics(scores: dict) -> dict:
-    "The scalar scores of `evaluate`'s result, flat: 'mig', 'dci.disentanglement', ..."
-    return {(m if k == m else f"{m}.{k}"): float(v) for m, d in scores.items() if m != "info" and isinstance(d, dict)
-            for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-
 # %% ../nbs/08_experiments.ipynb #b5884754
 def plot_loss_curve(log_path: str | Path, title: str = ""):
     "The loss terms of a run's `log.jsonl` against the step."
@@ -642,21 +609,25 @@ def run(config: RunConfig,          # the run
     "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
     import matplotlib; matplotlib.use("Agg")
     out_dir = Path(out_dir)
-    r = train(config, out_dir, device=device, progress=progress)
+    curve_of = scorer(config) if config.eval_every is not None else None
+    r = train(config, out_dir, device=device, progress=progress, evaluator=curve_of)
     result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
                   seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
     model, data, _ = load_run(out_dir, resolve_device(device))           # the trained run, as its directory holds it
-    kl = latent_kl(model, data, seed=config.seed)
-    result.update(kl_per_latent=[round(float(v), 6) for v in kl], active_latents=int((kl >= ACTIVE_KL).sum()),
-                  collapsed=bool((kl < ACTIVE_KL).all()))
-    metrics_path = out_dir / "metrics.json"
+    curve, metrics_path = r["curve"], out_dir / "metrics.json"
+    last = curve[-1] if curve and curve[-1]["step"] == config.steps else None    # the curve's last point: the score
     if metrics_path.exists(): scores = json.loads(metrics_path.read_text())
+    elif last is not None: scores = last["scores"]
     else:
         with torch.no_grad():
             scores = evaluate(model.encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
                               params=config.metric_params or None, progress=progress)
-        _write_json(metrics_path, scores)
+    if not metrics_path.exists(): _write_json(metrics_path, scores)
+    diag = last if last is not None else diagnose(model, data, seed=config.seed)
+    result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
+    result["curve"] = [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
+                            channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
     if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
     title = f"{config.framework} {config.loss} seed {config.seed}"
     if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
@@ -671,7 +642,8 @@ def results_frame(db_path: str | Path,        # a results database
                   sweep: str | None = None,   # only this sweep's runs
                   ) -> list[dict]:
     """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
-    active latents and whether the run collapsed, the DCI mode."""
+    active latents and whether the run collapsed, how many channels (XYSquares: squares) it draws of how many, whether
+    it is partly collapsed (draws some but not all), the DCI mode."""
     db = ResultsDB(db_path, create=False)
     try: rows = db.runs(status="done", sweep=sweep)
     finally: db.close()
@@ -680,8 +652,10 @@ def results_frame(db_path: str | Path,        # a results database
         config, res = _flat(r["config"]), r["result"]
         row = dict(id=r["id"], sweep=r["sweep"], **config, **r["metrics"], settings=list(config))
         row.update({f"final.{k}": v for k, v in res.get("final", {}).items()})
+        ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
-                   dci_mode=res.get("dci_mode"))
+                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
+                   partial=None if not ch else 0 < ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"))
         out.append(row)
     return out
 

@@ -42,10 +42,21 @@ class ReconLoss:
 
 # %% ../nbs/04_losses.ipynb #63978e4e
 class MSELoss(ReconLoss):
-    "Pixel-wise mean squared error per observation (C.1); trains on standardised inputs."
+    "Pixel-wise mean squared error per observation (C.1), times `scale`; trains on standardised inputs."
     name = "mse"
-    def __call__(self, out, x): return mse(out, x)
-    distance = staticmethod(mse)
+
+    def __init__(self,
+                 scale: float = 1.0): # a constant factor: the loss's weight against the regulariser
+        if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
+                and scale > 0):
+            raise DisentlitError(f"scale must be a finite number > 0, got {scale!r}")
+        self.scale = float(scale)
+
+    @property
+    def params(self) -> dict: return {} if self.scale == 1 else dict(scale=self.scale)
+    def __call__(self, out, x): return mse(out, x) if self.scale == 1 else self.scale * mse(out, x)
+    def distance(self, x_a, x_b): return mse(x_a, x_b) if self.scale == 1 else self.scale * mse(x_a, x_b)
+
 
 # %% ../nbs/04_losses.ipynb #77d7b98f
 class BCELoss(ReconLoss):
@@ -167,7 +178,7 @@ def box_blur_loss(
 
 # %% ../nbs/04_losses.ipynb #0ba9e844
 LOSSES: dict[str, Callable[..., ReconLoss]] = dict(mse=MSELoss, bce=BCELoss, box_blur=box_blur_loss)
-_LOSS_PARAMS = dict(mse=(), bce=("eps",), box_blur=("radius", "alpha", "base"))
+_LOSS_PARAMS = dict(mse=("scale",), bce=("eps",), box_blur=("radius", "alpha", "base"))
 
 def get_loss(
     name: str, # 'mse', 'bce' or 'box_blur'

@@ -18,13 +18,14 @@ from fastcore.meta import delegates
 from threadpoolctl import threadpool_limits
 
 from .data import DisentlitError, GroundTruthData, as_rng, progress_bar
-from .models import kl_normal_pair
-from .training import load_run
+from .models import kl_normal, kl_normal_pair
+from .training import RunConfig, load_run
 
 # %% auto #0
-__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy',
-           'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate',
-           'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'learned_distance_matrices']
+__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'ACTIVE_KL', 'DRAWN_RATIO', 'histogram_discretize',
+           'discrete_mutual_info', 'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults',
+           'metric_plan', 'encode_indices', 'evaluate', 'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder',
+           'score', 'learned_distance_matrices', 'latent_kl', 'channel_recon', 'diagnose', 'scalar_metrics', 'scorer']
 
 # %% ../nbs/06_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")
@@ -622,3 +623,75 @@ def learned_distance_matrices(
     finally:
         model.train(was_training)
     return out
+
+# %% ../nbs/06_metrics.ipynb #9bd27be6
+ACTIVE_KL = 0.01        # nats: a latent whose mean KL from the prior is below this carries (almost) nothing
+
+# %% ../nbs/06_metrics.ipynb #3b5092ec
+def latent_kl(model,                 # a trained framework
+              data,                  # its dataset
+              n: int = 2048,         # observations
+              seed: int = 0,         # of their draw
+              batch_size: int = 256, # observations per encoder call
+              ) -> np.ndarray:
+    "The mean KL (nats) of each latent's posterior from the prior N(0, 1) over `n` observations drawn with `seed`."
+    idx = data.sample_idx(n, seed)
+    device = next(model.parameters()).device
+    total = None
+    with torch.inference_mode():
+        for s in range(0, n, batch_size):
+            mu, logvar = model.encoder(data.batch(idx[s:s + batch_size], model.standardise, device))
+            kl = kl_normal(mu.float(), logvar.float()).sum(0)
+            total = kl if total is None else total + kl
+    return (total / n).cpu().numpy().astype(np.float64)
+
+# %% ../nbs/06_metrics.ipynb #a47dc7c0
+DRAWN_RATIO = 1 / 3     # a channel is drawn when its reconstruction error is below this share of the mean image's
+
+# %% ../nbs/06_metrics.ipynb #baf13b3f
+@torch.no_grad()
+def channel_recon(model,                 # a trained framework (`encode`, `decode`)
+                  data,                  # its dataset
+                  n: int = 2048,         # observations
+                  seed: int = 1234,      # of their draw
+                  batch_size: int = 256, # observations per call
+                  ) -> dict:
+    """Per channel: the reconstruction MSE of `n` observations, the MSE of their mean image, the ratio of the two, and
+    how many channels are drawn (ratio below `DRAWN_RATIO`)."""
+    idx = data.sample_idx(n, seed)
+    device = next(model.parameters()).device
+    x = torch.cat([data.batch(idx[s:s + batch_size], model.standardise, device) for s in range(0, n, batch_size)])
+    recon = torch.cat([model.decode(model.encode(x[s:s + batch_size])).float() for s in range(0, n, batch_size)])
+    per = ((recon - x) ** 2).mean(dim=(0, 2, 3))
+    mean = ((x.mean(0, keepdim=True) - x) ** 2).mean(dim=(0, 2, 3))
+    ratio = per / mean.clamp_min(1e-12)
+    return dict(recon_mse=per.tolist(), mean_image_mse=mean.tolist(), ratio=ratio.tolist(),
+                drawn=int((ratio < DRAWN_RATIO).sum()), channels=len(per))
+
+# %% ../nbs/06_metrics.ipynb #75b3c345
+def diagnose(model,            # a trained framework
+             data,             # its dataset
+             seed: int = 0,    # of the KL's observations (the channels' draw is fixed: `channel_recon`'s seed)
+             ) -> dict:
+    "What a model learnt: KL per latent, active latents, collapse (no active latent), and `channel_recon`."
+    kl = latent_kl(model, data, seed=seed)
+    return dict(kl_per_latent=[round(float(v), 6) for v in kl], active_latents=int((kl >= ACTIVE_KL).sum()),
+                collapsed=bool((kl < ACTIVE_KL).all()), channels=channel_recon(model, data))
+
+# %% ../nbs/06_metrics.ipynb #54aafe3e
+def scalar_metrics(scores: dict) -> dict:
+    "The scalar scores of `evaluate`'s result, flat: 'mig', 'dci.disentanglement', ..."
+    return {(m if k == m else f"{m}.{k}"): float(v) for m, d in scores.items() if m != "info" and isinstance(d, dict)
+            for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+# %% ../nbs/06_metrics.ipynb #741ae2d6
+def scorer(config: RunConfig,    # the run: its metrics, their settings, its seed
+           ) -> Callable:
+    "`evaluator(model, data) -> dict`: the run's metrics (flat and in full) and `diagnose`, on the model's device."
+    def evaluator(model, data) -> dict:
+        device = next(model.parameters()).device
+        encode = lambda x: model.encode(x.to(device))
+        scores = evaluate(encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
+                          params=config.metric_params or None)
+        return dict(metrics=scalar_metrics(scores), **diagnose(model, data, seed=config.seed), scores=scores)
+    return evaluator

@@ -29,7 +29,7 @@ from .losses import get_loss
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device', 'writable_dir',
-           'save_checkpoint', 'read_checkpoint', 'fit', 'build_run', 'train', 'read_config', 'load_run']
+           'save_checkpoint', 'read_checkpoint', 'read_curve', 'fit', 'build_run', 'train', 'read_config', 'load_run']
 
 # %% ../nbs/05_training.ipynb #a15dfbb0
 PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
@@ -56,11 +56,12 @@ class RunConfig:
     precision: str = "fp32"                               # one of `PRECISIONS`
     channels_last: bool = False                           # channels-last memory format
     checkpoint_every: int | None = None                   # steps between checkpoints; None: max(50, steps // 10)
+    eval_every: int | None = None                         # steps between scores while training (a learning curve)
     resident: bool = False                                # batches drawn on the training device (`DeviceData`)
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
     metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
     LATER: ClassVar[dict] = dict(model=None, width=None, init_seed=None, channels_last=False, checkpoint_every=None,
-                                 resident=False)          # added later: in the run id only when not at these values
+                                 resident=False, eval_every=None)  # added later: in the run id only when not at these values
 
     def to_dict(self) -> dict:
         "The settings as JSON data."
@@ -86,7 +87,7 @@ class RunConfig:
             name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
             raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got {value!r}")
         if value is None: return value
-        if key in ("latents", "steps", "checkpoint_every") and value < 1:
+        if key in ("latents", "steps", "checkpoint_every", "eval_every") and value < 1:
             raise DisentlitError(f"{key} must be an integer >= 1, got {value}")
         if key == "batch_size" and not 1 <= value <= MAX_BATCH_SIZE:
             raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {value!r}")
@@ -179,6 +180,15 @@ def _finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
     return v if not isinstance(v, float) or math.isfinite(v) else None
 
+# %% ../nbs/05_training.ipynb #b967b117
+def _strict(o):
+    "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
+    if isinstance(o, dict): return {str(k): _strict(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)): return [_strict(v) for v in o]
+    if hasattr(o, "tolist"): return _strict(o.tolist())
+    if isinstance(o, float) and not math.isfinite(o): return None
+    return o if isinstance(o, (str, int, float, bool, type(None))) else str(o)
+
 # %% ../nbs/05_training.ipynb #f43d48d0
 def _rng_state(rng):
     "A data generator's state as a checkpoint keeps it: numpy's as JSON text, a torch generator's as its state tensor."
@@ -262,11 +272,37 @@ def _truncate_log(path: Path, step: int):
         keep.append(line)
     _atomic_write(path, lambda p: p.write_text("".join(l + "\n" for l in keep)))
 
+# %% ../nbs/05_training.ipynb #fc5b9b94
+def read_curve(run_dir: str | Path,      # a run directory
+               ) -> list[dict]:
+    "The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if it has none."
+    path = Path(run_dir) / "curve.jsonl"
+    if not path.exists(): return []
+    out = []
+    for line in path.read_text().splitlines():
+        try: out.append(json.loads(line))
+        except ValueError: break                                   # a line cut short by a crash ends the curve
+    return out
+
+# %% ../nbs/05_training.ipynb #a766fc43
+def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int, out: Path | None) -> dict:
+    """One point of a learning curve: `evaluator(framework, data)` in eval mode without gradients, stamped with the
+    step and the seconds it took, and appended to the run directory's `curve.jsonl`."""
+    framework.eval()
+    t = time.perf_counter()
+    try:
+        with torch.no_grad(): rec = _strict(dict(step=step, **evaluator(framework, data)))
+    finally: framework.train()
+    rec["seconds"] = round(time.perf_counter() - t, 3)
+    if out is not None:
+        with open(out / "curve.jsonl", "a") as f: f.write(json.dumps(rec, allow_nan=False) + "\n")
+    return rec
+
 # %% ../nbs/05_training.ipynb #57c0af84
 def _summary(result: dict) -> dict:
     "What `result.json` and the final checkpoint keep of a result: everything but the per-step lists, as strict JSON."
     return {k: ({n: _finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
-            if k not in ("history", "step_seconds")}
+            if k not in ("history", "step_seconds", "curve")}
 
 # %% ../nbs/05_training.ipynb #69333bfa
 def _finished(out: Path, state: dict) -> dict:
@@ -280,7 +316,7 @@ def _finished(out: Path, state: dict) -> dict:
                        logs={k: v for k, v in last.items() if k not in ("step", "status")}, run_dir=str(out))
     summary = dict(summary, run_dir=str(out))
     _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)))
-    return dict(summary, history=[], step_seconds=[])
+    return dict(summary, history=[], step_seconds=[], curve=read_curve(out))
 
 # %% ../nbs/05_training.ipynb #6e96c2f8
 def _resume(out: Path, fingerprint: dict, steps: int, framework: AE, optimisers, rng, noise: torch.Generator,
@@ -304,9 +340,12 @@ CONFIG_FORMAT = 2                  # config.json: format 1 held the fingerprint,
 
 # %% ../nbs/05_training.ipynb #64266568
 def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, device, progress: bool, warmup: int,
-          allocator: bool) -> dict:
+          allocator: bool, evaluator: Callable | None = None) -> dict:
     "Train `framework` on `data` as `config` says (in `out_dir`, resuming its checkpoint, if given)."
     _ready(framework, data, config.batch_size)
+    if config.eval_every is not None and evaluator is None:
+        raise DisentlitError("eval_every needs an evaluator that scores the model: e.g. "
+                             "train(config, out_dir, evaluator=scorer(config)) with disentlit.metrics.scorer")
     steps, batch_size, seed = config.steps, config.batch_size, config.seed
     if allocator: tune_allocator()
     device = resolve_device(device)
@@ -333,11 +372,13 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
         _atomic_write(out / "config.json", lambda p: p.write_text(text))
         (out / "run.json").unlink(missing_ok=True)
         _truncate_log(out / "log.jsonl", start)
+        _truncate_log(out / "curve.jsonl", start)
         if start == steps: return _finished(out, state)
         log = open(out / "log.jsonl", "a")
     framework.train()
     per_step = batch_size * (2 if framework.pairs else 1)
-    status, history, logs, step_seconds, t0, t_warm = "done", [], {}, [], time.perf_counter(), None
+    status, history, logs, step_seconds, curve, t0, t_warm = "done", [], {}, [], [], time.perf_counter(), None
+    t_eval = 0.0                                   # seconds spent scoring: left out of the throughput
     bar = progress_bar(total=steps, initial=start, disable=not progress,
                        desc=framework.name + (f" {out.name}" if out else ""), unit="step", dynamic_ncols=True)
     try:
@@ -355,6 +396,9 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
             bar.update(1)
             if step % 10 == 0 or step == steps:
                 bar.set_postfix({k: f"{v:.4g}" for k, v in logs.items()}, refresh=False)
+            if config.eval_every is not None and (step % config.eval_every == 0 or step == steps):
+                curve.append(_score(evaluator, framework, data, step, out))
+                t_eval += curve[-1]["seconds"]
             if out is not None and step % config.checkpoint_interval == 0 and step != steps:
                 log.flush()
                 save_checkpoint(out / "checkpoint.pt", fingerprint, step, framework, optimisers, rng, noise)
@@ -365,8 +409,10 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     done = len(history) - (status != "done")
     timed = done - warmup if t_warm is not None else 0
     t_end = time.perf_counter()
+    curve = read_curve(out) if out is not None else curve          # a resumed run: the points before it too
     result = dict(status=status, step=start + done, steps=steps, logs=logs, history=history, step_seconds=step_seconds,
-                  seconds=t_end - t0, images_per_second=per_step * timed / (t_end - t_warm) if timed > 0 else None,
+                  curve=curve,
+                  seconds=t_end - t0, images_per_second=per_step * timed / (t_end - t_warm - t_eval) if timed > 0 else None,
                   run_dir=None if out is None else str(out))
     if status != "done":
         kept = out is not None and (out / "checkpoint.pt").exists()
@@ -396,13 +442,16 @@ def fit(framework: AE,                      # a framework (`get_framework`)
         warmup: int = 2,                    # steps left out of the throughput
         resident: bool = False,             # batches drawn on the device (`DeviceData`), not on the host
         allocator: bool = True,             # tune glibc's allocator first (`tune_allocator`: process-wide, for good)
+        eval_every: int | None = None,      # steps between points of a learning curve (`evaluator` scores them)
+        evaluator: Callable | None = None,  # `evaluator(framework, data) -> dict`, e.g. `disentlit.metrics.scorer`
         ) -> dict:
     "Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint)."
     settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision,
-                    channels_last=channels_last, checkpoint_every=checkpoint_every, resident=resident)
+                    channels_last=channels_last, checkpoint_every=checkpoint_every, resident=resident,
+                    eval_every=eval_every)
     config = (RunConfig(**settings) if out_dir is None                     # no run directory: the settings alone
               else RunConfig.from_build(getattr(framework, "build", None), data.name, data.params, **settings))
-    return _loop(framework, data, config.check(), out_dir, device, progress, warmup, allocator)
+    return _loop(framework, data, config.check(), out_dir, device, progress, warmup, allocator, evaluator)
 
 # %% ../nbs/05_training.ipynb #33671178
 def build_run(config: RunConfig,     # the run
@@ -426,11 +475,12 @@ def train(config: RunConfig,         # the run
           device=None,               # default: cuda when there is one, else cpu
           progress: bool = True,     # a progress bar on stderr
           allocator: bool = True,    # tune glibc's allocator first (`tune_allocator`)
+          evaluator: Callable | None = None,  # what scores the learning curve when `config.eval_every` is set
           ) -> dict:
     """Train the run `config` describes into the run directory `out_dir`: build its dataset, loss and framework,
     check everything before the directory is made, then the loop of `fit`. Returns `fit`'s result."""
     framework, data = build_run(config)
-    return _loop(framework, data, config, out_dir, device, progress, 2, allocator)
+    return _loop(framework, data, config, out_dir, device, progress, 2, allocator, evaluator)
 
 # %% ../nbs/05_training.ipynb #f9412631
 def read_config(run_dir: str | Path,     # a run directory
