@@ -164,26 +164,35 @@ def _add_datasets(d):
 def cmd_train(args) -> int:
     "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
     from disentlit.models import check_own_params
+    from disentlit.metrics import metric_plan, scorer
     from disentlit.training import RunConfig, train
     params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
     config = RunConfig(dataset=args.dataset, dataset_params=parse_params(args.set), framework=args.framework,
-                       framework_params=params, loss=args.loss, latents=args.latents, steps=args.steps,
-                       batch_size=args.batch_size, lr=args.lr, seed=args.seed, precision=args.precision,
-                       channels_last=args.channels_last, checkpoint_every=args.checkpoint_every)
+                       framework_params=params, loss=args.loss, loss_params=parse_params(args.loss_param, "--loss-param"),
+                       latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                       precision=args.precision, channels_last=args.channels_last,
+                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,
+                       metrics=tuple(m.strip() for m in args.metrics.split(",")))
+    metric_plan(list(config.metrics))                                      # unknown metric names: refused up front
     out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
-    r = train(config, out, progress=not args.quiet)
+    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
     terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
     res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=args.dataset,
                framework=args.framework, loss=args.loss, precision=args.precision, batch_size=args.batch_size,
-               final=terms, images_per_second=ips, seconds=round(r["seconds"], 2))
+               final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
+               curve=[{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
+                      for p in r["curve"]])
     if "message" in r: res["message"] = r["message"]
     shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
     text = "\n".join([f"run {out}: {r['status']} at step {r['step']}/{args.steps}", "  " + shown,
-                      f"  {ips} images/s (after 2 warm-up steps), {res['seconds']} s"])
+                      f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
+                      *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
+                        + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}"
+                        for p in res["curve"]]])
     _emit(res, args.json, text)
     if r["status"] != "done":
         print(f"disentlit: {r['message']}", file=sys.stderr)
@@ -220,6 +229,12 @@ def add_train_parser(t):
     t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
     t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
                    help="steps between checkpoints (default: max(50, steps // 10))")
+    t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a loss parameter, e.g. radius=15 (box_blur) or scale=3969 (mse); repeatable")
+    t.add_argument("--eval-every", type=int, default=None, metavar="N",
+                   help="score the model every N steps and at the last (a learning curve in curve.jsonl)")
+    t.add_argument("--metrics", default=",".join(d.metrics), metavar="LIST",
+                   help=f"what --eval-every scores, comma-separated (default {','.join(d.metrics)})")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
     return t
 

@@ -26,15 +26,17 @@ import torch
 from .data import DisentlitError, progress_bar
 from .metrics import ACTIVE_KL, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .models import kl_normal
-from .training import RunConfig, _atomic_write, _strict, build_run, load_run, resolve_device, train, writable_dir
+from .training import (RunConfig, _atomic_write, _strict, build_run, load_run, read_config, read_curve,
+                                resolve_device, train, writable_dir)
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES', 'COMPARISONS', 'FIGURE_METRICS', 'DEMO_STEPS',
-           'DEMO_BATCH', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB', 'heartbeat',
-           'local_engine', 'ray_engine', 'run_sweep', 'plot_loss_curve', 'run', 'results_frame', 'median_difference',
-           'mann_whitney', 'rank_trend', 'effect', 'varied_settings', 'compare', 'plot_comparison', 'figures',
-           'demo_spec', 'text_table', 'datasets_table', 'demo']
+__all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES', 'PERMUTATIONS', 'COMPARISONS', 'FIGURE_METRICS',
+           'DEMO_STEPS', 'DEMO_BATCH', 'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB', 'heartbeat',
+           'local_engine', 'ray_engine', 'run_sweep', 'plot_loss_curve', 'curve_points', 'run', 'results_frame',
+           'curve_row', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'varied_settings',
+           'compare', 'adjust_holm', 'matching', 'contrast', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
+           'figures', 'demo_spec', 'text_table', 'datasets_table', 'demo']
 
 # %% ../nbs/08_experiments.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -600,6 +602,13 @@ def _save_figure(fig, path: Path, dpi: int, **kwargs):
     _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs))
     plt.close(fig)
 
+# %% ../nbs/08_experiments.ipynb #c49a6349
+def curve_points(curve: list[dict]) -> list[dict]:
+    """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
+    active latents, the channels drawn and the seconds it took."""
+    return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
+                 channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
+
 # %% ../nbs/08_experiments.ipynb #95bccdc9
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
@@ -626,8 +635,7 @@ def run(config: RunConfig,          # the run
     if not metrics_path.exists(): _write_json(metrics_path, scores)
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
-    result["curve"] = [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
-                            channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
+    result["curve"] = curve_points(curve)
     if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
     title = f"{config.framework} {config.loss} seed {config.seed}"
     if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
@@ -656,8 +664,24 @@ def results_frame(db_path: str | Path,        # a results database
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
                    channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
                    partial=None if not ch else 0 < ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"))
+        if res.get("curve"): row["curve"] = res["curve"]               # scores by step, when the run kept them
         out.append(row)
     return out
+
+# %% ../nbs/08_experiments.ipynb #4fb6e7b7
+def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote it)
+              ) -> dict:
+    "A run directory as a `results_frame` row: its settings, its curve so far, the scores of its last point."
+    config, curve = read_config(run_dir), read_curve(run_dir)
+    flat = _flat(config.to_dict())
+    row = dict(id=Path(run_dir).name, **flat, settings=list(flat), curve=curve_points(curve))
+    if curve:
+        last = curve[-1]
+        row.update(last["metrics"], step=last["step"], active_latents=last["active_latents"],
+                   collapsed=last["collapsed"], channels_drawn=last["channels"]["drawn"],
+                   channels=last["channels"]["channels"])
+        row["partial"] = 0 < row["channels_drawn"] < row["channels"]
+    return row
 
 # %% ../nbs/08_experiments.ipynb #5ec3af0d
 def median_difference(a, b,                  # the scores of groups a and b
@@ -675,32 +699,77 @@ def median_difference(a, b,                  # the scores of groups a and b
     return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high), ci=level)
 
 # %% ../nbs/08_experiments.ipynb #9844ef1e
-def mann_whitney(a, b) -> dict:
-    "Two-sided Mann-Whitney U test of b against a (scipy: exact for small samples without ties); `u` counts b > a."
-    from scipy.stats import mannwhitneyu
+PERMUTATIONS = 100_000          # permutation tests: exact below this many arrangements, else this many drawn
+
+def _permutation(statistic, data, kind: str, seed: int) -> tuple[float, str]:
+    "scipy's two-sided permutation test: its p and how it was computed ('exact' or the resamples drawn)."
+    from scipy.stats import permutation_test
+    r = permutation_test(data, statistic, permutation_type=kind, vectorized=True, n_resamples=PERMUTATIONS,
+                         alternative="two-sided", random_state=seed)
+    exact = len(r.null_distribution) < PERMUTATIONS
+    return float(r.pvalue), "exact" if exact else f"permutation ({PERMUTATIONS:,} draws)"
+
+def mann_whitney(a, b,           # the scores of groups a and b
+                 seed: int = 0,  # of the drawn permutations, when there are too many to enumerate
+                 ) -> dict:
+    """Two-sided Mann-Whitney test of b against a as a permutation test (exact when the arrangements are few, ties
+    included): `u` counts the pairs where b > a (ties a half), `p`, and `p_method`."""
+    from scipy.stats import rankdata
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(a) < 1 or len(b) < 1: raise DisentlitError("mann_whitney needs at least one score in each group")
-    r = mannwhitneyu(b, a, alternative="two-sided")
-    return dict(u=float(r.statistic), p=float(r.pvalue))
+    def u(bb, aa, axis=-1):
+        ranks = rankdata(np.concatenate([bb, aa], axis=axis), axis=axis)
+        return ranks[..., :bb.shape[axis]].sum(axis) - bb.shape[axis] * (bb.shape[axis] + 1) / 2
+    n, k, t = len(a) + len(b), len(b), float(u(b, a))
+    if math.comb(n, k) > PERMUTATIONS:
+        p, method = _permutation(u, (b, a), "independent", seed)
+        return dict(u=t, p=p, p_method=method)
+    ranks, splits = rankdata(np.concatenate([b, a])), np.array(list(itertools.combinations(range(n), k)))
+    null = ranks[splits].sum(1) - k * (k + 1) / 2                 # U of every split of the pooled scores
+    tol = 1e-9 * max(1.0, abs(t))
+    p = min(1.0, 2 * min(np.mean(null >= t - tol), np.mean(null <= t + tol)))
+    return dict(u=t, p=float(p), p_method="exact")
 
 # %% ../nbs/08_experiments.ipynb #c925dee8
-def rank_trend(x, y) -> dict:
-    "Spearman's rank correlation of a setting `x` and scores `y`, with its two-sided p (nan if either is constant)."
-    from scipy.stats import spearmanr
+def rank_trend(x, y,             # a setting and the scores
+               seed: int = 0,    # of the drawn permutations, when there are too many to enumerate
+               ) -> dict:
+    """Spearman's rank correlation of a setting `x` and scores `y` (ties ranked by their mean), with a two-sided
+    permutation p (`y` permuted against `x`) and `p_method`; nan if either is constant."""
+    from scipy.stats import rankdata
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(np.unique(x)) < 2 or len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"))
-    r = spearmanr(x, y)
-    return dict(rho=float(r.statistic), p=float(r.pvalue))
+    if len(np.unique(x)) < 2 or len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"), p_method=None)
+    rx = rankdata(x); rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
+    def rho(yy, axis=-1):
+        ry = rankdata(yy, axis=axis); ry = ry - ry.mean(axis, keepdims=True)
+        return (ry * rx).sum(axis) / np.linalg.norm(ry, axis=axis)
+    p, method = _permutation(rho, (y,), "pairings", seed)
+    return dict(rho=float(rho(y)), p=p, p_method=method)
 
 # %% ../nbs/08_experiments.ipynb #cbe20546
 @delegates(median_difference)
 def effect(a, b,  # the scores of groups a and b
            **kwargs) -> dict:
     """From scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap interval (`kwargs`:
-    `median_difference`'s settings), the U test."""
+    `median_difference`'s settings) and what that interval is (`interval`), the U test."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)),
-                **median_difference(a, b, **kwargs), **mann_whitney(a, b))
+    d, n = median_difference(a, b, **kwargs), min(len(a), len(b))
+    if n == 1: d.update(low=None, high=None)                      # a bootstrap of one run is that run: no interval
+    interval = ("one seed: no interval" if n == 1 else "descriptive, n < 5" if n < 5
+                else f"{d['ci']:.0%} bootstrap interval")
+    return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)), **d,
+                interval=interval, **mann_whitney(a, b))
+
+# %% ../nbs/08_experiments.ipynb #6ba23f6d
+def holm(p) -> np.ndarray:
+    "Holm's step-down adjusted p-values of the tests `p` (in their order); nan stays nan and does not count."
+    p = np.asarray(p, dtype=float)
+    out, ok = np.full(p.shape, np.nan), ~np.isnan(p)
+    q = p[ok]
+    order = np.argsort(q, kind="stable")
+    adjusted = np.minimum(1, np.maximum.accumulate((len(q) - np.arange(len(q))) * q[order]))
+    out[np.flatnonzero(ok)[order]] = adjusted
+    return out
 
 # %% ../nbs/08_experiments.ipynb #85554d7c
 def _groups(rows, keys):
@@ -732,8 +801,8 @@ def compare(rows,                  # `results_frame`'s rows
             seed: int = 0,         # of the resampling
             ) -> list[dict]:
     """Each level of setting `x` against its `reference` level, within each combination of the other varied
-    settings: one row per level with `effect`, the collapsed runs on each side, and for a numeric `x` with three levels
-    or more the rank trend of the score over all of the group's runs."""
+    settings: one row per level with `effect`, the collapsed and partly collapsed runs on each side, and for a numeric
+    `x` with three levels or more the rank trend of the score over all of the group's runs."""
     rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
     within = varied_settings(rows, exclude=(x,))
     out = []
@@ -745,15 +814,30 @@ def compare(rows,                  # `results_frame`'s rows
         trend = {}
         if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
             t = rank_trend([r[x] for r in group], [r[metric] for r in group])
-            trend = dict(trend_rho=t["rho"], trend_p=t["p"])
+            trend = dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
         for v in levels:
             if v == ref: continue
             out.append(dict(metric=metric, setting=x, reference=ref, level=v, **dict(zip(within, key)),
+                            group=", ".join(f"{k}={g}" for k, g in zip(within, key)),
                             **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot=n_boot,
                                      seed=seed),
                             collapsed_a=sum(bool(r.get("collapsed")) for r in at(ref)),
-                            collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)), **trend))
+                            collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)),
+                            partial_a=sum(bool(r.get("partial")) for r in at(ref)),
+                            partial_b=sum(bool(r.get("partial")) for r in at(v)), **trend))
     return out
+
+# %% ../nbs/08_experiments.ipynb #db241339
+def adjust_holm(effects: list[dict]) -> list[dict]:
+    """Add Holm's adjusted p-values to comparison rows (`compare`'s), in place: `p_holm` across their U tests,
+    `trend_p_holm` across their distinct trends (one per metric and group). Returns the rows."""
+    for c, q in zip(effects, holm([c["p"] for c in effects])): c["p_holm"] = float(q)
+    trends = {}
+    for c in effects:
+        if "trend_p" in c: trends.setdefault((c["metric"], c["setting"], c["group"]), []).append(c)
+    for rows, q in zip(trends.values(), holm([rows[0]["trend_p"] for rows in trends.values()])):
+        for c in rows: c["trend_p_holm"] = float(q)
+    return effects
 
 # %% ../nbs/08_experiments.ipynb #83de3a50
 def _label(rows, metric: str) -> str:
@@ -762,11 +846,67 @@ def _label(rows, metric: str) -> str:
     modes = sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")}) if metric.startswith("dci") else []
     return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
 
+# %% ../nbs/08_experiments.ipynb #eb955a33
+def _kind(row) -> str:
+    "'collapsed' (no active latent), 'partial' (draws some channels, not all) or 'whole'."
+    return "collapsed" if row.get("collapsed") else "partial" if row.get("partial") else "whole"
+
+# %% ../nbs/08_experiments.ipynb #9c736d4a
+def matching(rows,              # `results_frame`'s rows
+             settings: dict,    # flat settings, e.g. {"loss": "mse", "beta": 0.0001, "scale": None}
+             ) -> list[dict]:
+    "The rows whose settings have the values `settings` gives; None matches a row that lacks the setting."
+    return [r for r in rows if all(r.get(k) == v for k, v in settings.items())]
+
+# %% ../nbs/08_experiments.ipynb #e3172b55
+@delegates(median_difference, but=["level"])
+def contrast(rows,             # `results_frame`'s rows
+             metric: str,      # the score
+             a: dict,          # the settings of the reference runs
+             b: dict,          # the settings of the runs compared with them
+             **kwargs) -> dict:
+    "The effect on `metric` from the runs matching `a` to those matching `b`, with collapsed and partial runs counted."
+    ra, rb = matching(rows, a), matching(rows, b)
+    for side, rs in (("a", ra), ("b", rb)):
+        if not rs: raise DisentlitError(f"contrast: no finished run matches {side} = {(a, b)[side == 'b']}")
+    fmt = lambda s: ", ".join(f"{k}={v}" for k, v in s.items())
+    return dict(metric=metric, reference=fmt(a), level=fmt(b), **effect([r[metric] for r in ra],
+                                                                        [r[metric] for r in rb], **kwargs),
+                **{f"{kind}_{side}": sum(_kind(r) == kind for r in rs) for kind in ("collapsed", "partial")
+                   for side, rs in (("a", ra), ("b", rb))})
+
+# %% ../nbs/08_experiments.ipynb #f7503480
+def plot_arms(rows,              # `results_frame`'s rows
+              metric: str,       # the score
+              arms: dict,        # {label: settings} in the order to draw them
+              ax=None,           # the axes to draw on (default: a new figure's)
+              seed: int = 0,     # of the points' jitter
+              ):
+    "Every run of each arm as a point (a cross: collapsed; open: partly collapsed), the arm's median as a bar."
+    import matplotlib.pyplot as plt
+    ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
+    jitter = np.random.default_rng(seed)
+    for i, ((label, settings), colour) in enumerate(zip(arms.items(), plt.cm.tab10.colors)):
+        rs = [r for r in matching(rows, settings) if isinstance(r.get(metric), (int, float))]
+        for kind in ("whole", "partial", "collapsed"):
+            pts = [r[metric] for r in rs if _kind(r) == kind]
+            if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, edgecolors=colour,
+                               facecolors="none" if kind == "partial" else colour,
+                               marker="x" if kind == "collapsed" else "o", linewidths=1.2, zorder=3)
+        if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2, color=colour, lw=2.5)
+    ax.set_xticks(range(len(arms)), list(arms), fontsize=8)
+    ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
+    return ax
+
 # %% ../nbs/08_experiments.ipynb #9da7aa53
+def _fmt_p(p, p_holm=None) -> str:
+    return f"p {p:.2g}" + (f" (Holm {p_holm:.2g})" if p_holm is not None else "")
+
 def _fmt_effect(c: dict) -> str:
-    if "trend_rho" in c: return f"rho {c['trend_rho']:+.2f}, p {c['trend_p']:.2g}"
-    return (f"{c['level']} - {c['reference']}: {c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] "
-            f"({c['ci']:.0%} CI), U test p {c['p']:.2g}")
+    if "trend_rho" in c: return f"rho {c['trend_rho']:+.2f}, {_fmt_p(c['trend_p'], c.get('trend_p_holm'))}"
+    interval = c["interval"] if c["low"] is None else f"[{c['low']:+.3f}, {c['high']:+.3f}] ({c['interval']})"
+    return (f"{c['level']} - {c['reference']}: {c['difference']:+.3f} {interval}, "
+            f"U test {_fmt_p(c['p'], c.get('p_holm'))}")
 
 # %% ../nbs/08_experiments.ipynb #aad9e426
 def plot_comparison(rows,              # `results_frame`'s rows
@@ -777,7 +917,8 @@ def plot_comparison(rows,              # `results_frame`'s rows
                     seed: int = 0,     # of the bootstrap and of the points' jitter
                     effects: list[dict] | None = None,  # `compare(rows, x, metric, reference, seed=seed)`, if computed
                     ):
-    """Every run as a point (a cross when it collapsed) at each level of `x`, one colour per combination of the other
+    """Every run as a point (a cross when it collapsed, an open circle when it draws only some channels) at each level
+    of `x`, one colour per combination of the other
     varied settings, its median as a bar; the legend gives each group's effect against the reference level."""
     import matplotlib.pyplot as plt
     rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
@@ -794,10 +935,11 @@ def plot_comparison(rows,              # `results_frame`'s rows
     width = 0.6 * step / max(len(groups), 1)
     for i, ((key, group), colour) in enumerate(zip(groups.items(), plt.cm.tab10.colors)):
         shift = (i - (len(groups) - 1) / 2) * width
-        for collapsed in (False, True):
-            pts = [r for r in group if bool(r.get("collapsed")) == collapsed]
+        for kind in ("whole", "partial", "collapsed"):
+            pts = [r for r in group if _kind(r) == kind]
             if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts],
-                               [r[metric] for r in pts], s=22, color=colour, marker="x" if collapsed else "o",
+                               [r[metric] for r in pts], s=22, marker="x" if kind == "collapsed" else "o",
+                               facecolors="none" if kind == "partial" else colour, edgecolors=colour,
                                alpha=0.8, linewidths=1.2, zorder=3)
         meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v])))
                 for v in levels if any(r[x] == v for r in group)]
@@ -811,11 +953,47 @@ def plot_comparison(rows,              # `results_frame`'s rows
         ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
     if any(r.get("collapsed") for r in rows):
         ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
+    if any(_kind(r) == "partial" for r in rows):
+        ax.scatter([], [], facecolors="none", edgecolors="grey", marker="o",
+                   label="partly collapsed run (draws some channels, not all)")
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
     ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
     return ax
+
+# %% ../nbs/08_experiments.ipynb #9079ed13
+def plot_learning_curves(rows,                          # `results_frame`'s rows (those with a curve are drawn)
+                         metrics=("mig", "dci.disentanglement"),  # a panel each, then one for the channels drawn
+                         ):
+    "Scores against the training step: each run a thin line, each group's median a thick one; None if no run has a curve."
+    import matplotlib.pyplot as plt
+    rows = [r for r in rows if r.get("curve")]
+    if not rows: return None
+    within = varied_settings(rows)
+    panels = [*metrics, "channels drawn"]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, 2.6 * len(panels)), squeeze=False, sharex=True,
+                             layout="constrained")
+    for ax, panel in zip(axes[:, 0], panels):
+        value = (lambda p: p["channels_drawn"]) if panel == "channels drawn" else (lambda p: p["metrics"].get(panel))
+        for (key, group), colour in zip(_groups(rows, within).items(), plt.cm.tab10.colors):
+            by_step = {}
+            for r in group:
+                pts = [(p["step"], value(p), p["channels_drawn"]) for p in r["curve"] if value(p) is not None]
+                ax.plot([s for s, _, _ in pts], [v for _, v, _ in pts], color=colour, lw=0.7, alpha=0.45)
+                for marker, keep in (("o", lambda d: 0 < d < (r.get("channels") or 0)), ("x", lambda d: d == 0)):
+                    odd = [(s, v) for s, v, d in pts if keep(d)]
+                    if odd: ax.scatter(*zip(*odd), s=16, marker=marker, linewidths=1, edgecolors=colour,
+                                       facecolors="none" if marker == "o" else colour, zorder=3)
+                for s, v, _ in pts: by_step.setdefault(s, []).append(v)
+            steps = sorted(by_step)
+            name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
+            ax.plot(steps, [np.median(by_step[s]) for s in steps], color=colour, lw=2.2,
+                    label=f"{name}: median of {len(group)} run{'s' * (len(group) > 1)}")
+        ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel)); ax.set_ylim(bottom=0)
+    axes[-1, 0].set_xlabel("training step")
+    axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.02), frameon=False)
+    return fig
 
 # %% ../nbs/08_experiments.ipynb #3234394d
 COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
@@ -848,12 +1026,14 @@ def figures(db_path: str | Path,                      # a results database
         if x not in varied or not metrics: continue
         fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)), squeeze=False,  # a page's width
                                  layout="constrained")                                            # room for each legend
+        cs = {m: compare(rows, x, m, reference, seed=seed) for m in metrics}
+        adjust_holm([c for m in metrics for c in cs[m]])              # the figure's tests are one family
         for m, ax in zip(metrics, axes[:, 0]):
-            cs = compare(rows, x, m, reference, seed=seed)
-            plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs)
-            effects += cs
+            plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs[m])
+            effects += cs[m]
         fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
         save(fig, f"{name}.png")
+    if (fig := plot_learning_curves(rows, metrics)) is not None: save(fig, "learning_curves.png")
     if metrics and any("final.recon" in r for r in rows):    # one column per loss: their values are in different units
         losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
         others = [k for k in varied if k != "loss"]

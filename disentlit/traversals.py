@@ -14,12 +14,12 @@ import torch
 from fastcore.basics import patch
 
 from .data import DisentlitError, GroundTruthData, as_rng
+from .metrics import latent_kl
 from .models import AE
 from .training import load_run
 
 # %% auto #0
-__all__ = ['to_images', 'encode_obs', 'latent_kl', 'traversal_grid', 'plot_traversal_grid', 'traversal_gif', 'DatasetExplorer',
-           'RunExplorer']
+__all__ = ['to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'traversal_gif', 'DatasetExplorer', 'RunExplorer']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
 def to_images(
@@ -44,18 +44,6 @@ def encode_obs(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     "Posterior means and log-variances (N, D) of the observations at `idx`."
     return model.encoder(data.batch(np.atleast_1d(idx), model.standardise))
-
-# %% ../nbs/07_traversals.ipynb #3f5f3d88
-@torch.no_grad()
-def latent_kl(
-    model: AE, # a framework
-    data: GroundTruthData, # the dataset
-    n: int = 1024, # random observations to average over
-    seed=0, # the seed of the observations
-) -> np.ndarray:
-    "The KL divergence of each latent's posterior from N(0, 1), averaged over `n` random observations: (D,)."
-    mu, logvar = encode_obs(model, data, data.sample_idx(n, seed))
-    return (0.5 * (mu ** 2 + logvar.exp() - 1 - logvar)).mean(0).numpy()
 
 # %% ../nbs/07_traversals.ipynb #523e6f79
 @torch.no_grad()

@@ -230,3 +230,26 @@ def test_readme_commands_parse_and_cover_every_subcommand():
                 break
         else: used.add(build_parser().parse_args(argv).command)
     assert used == set(COMMANDS), set(COMMANDS) - used
+
+
+def test_train_eval_every_writes_a_resumable_learning_curve(cli, tmp_path):
+    "--eval-every scores the run every N steps and at the last; a resumed run keeps its points and adds the rest."
+    out = tmp_path / "curve"
+    base = ["train", "--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--batch-size", "8",
+            "--eval-every", "2", "--metrics", "mig", "--loss", "mse", "--loss-param", "scale=2", "--out", str(out),
+            "--checkpoint-every", "2", "--json"]
+    code, first, err = cli(*base, "--steps", "4")
+    assert code == 0, err
+    assert [p["step"] for p in json.loads(first)["curve"]] == [2, 4]
+    code, text, err = cli(*base, "--steps", "5")
+    assert code == 0, err
+    r = json.loads(text)
+    assert [p["step"] for p in r["curve"]] == [2, 4, 5]                       # resumed: earlier points kept, once
+    assert r["curve"][:2] == json.loads(first)["curve"]
+    assert set(r["curve"][-1]["metrics"]) == {"mig"} and 0 <= r["curve"][-1]["metrics"]["mig"] <= 1
+    assert r["curve"][-1]["drawn"] in (0, 1)                                  # XYObject: one channel
+    assert json.loads((out / "config.json").read_text())["loss_params"] == {"scale": 2}
+    lines = (out / "curve.jsonl").read_text().splitlines()
+    assert [json.loads(l)["step"] for l in lines] == [2, 4, 5]
+    code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,modularity")
+    assert code == 2 and "accepted" in err and "Traceback" not in err
