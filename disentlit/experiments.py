@@ -851,6 +851,11 @@ def _kind(row) -> str:
     "'collapsed' (no active latent), 'partial' (draws some channels, not all) or 'whole'."
     return "collapsed" if row.get("collapsed") else "partial" if row.get("partial") else "whole"
 
+def _marker(kind: str, colour) -> dict:
+    "A run's marker: a cross when collapsed, an open circle when partly collapsed, else a filled circle."
+    if kind == "collapsed": return dict(marker="x", color=colour)
+    return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
+
 # %% ../nbs/08_experiments.ipynb #9c736d4a
 def matching(rows,              # `results_frame`'s rows
              settings: dict,    # flat settings, e.g. {"loss": "mse", "beta": 0.0001, "scale": None}
@@ -890,9 +895,8 @@ def plot_arms(rows,              # `results_frame`'s rows
         rs = [r for r in matching(rows, settings) if isinstance(r.get(metric), (int, float))]
         for kind in ("whole", "partial", "collapsed"):
             pts = [r[metric] for r in rs if _kind(r) == kind]
-            if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, edgecolors=colour,
-                               facecolors="none" if kind == "partial" else colour,
-                               marker="x" if kind == "collapsed" else "o", linewidths=1.2, zorder=3)
+            if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, linewidths=1.2, zorder=3,
+                               **_marker(kind, colour))
         if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2, color=colour, lw=2.5)
     ax.set_xticks(range(len(arms)), list(arms), fontsize=8)
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
@@ -938,9 +942,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
         for kind in ("whole", "partial", "collapsed"):
             pts = [r for r in group if _kind(r) == kind]
             if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts],
-                               [r[metric] for r in pts], s=22, marker="x" if kind == "collapsed" else "o",
-                               facecolors="none" if kind == "partial" else colour, edgecolors=colour,
-                               alpha=0.8, linewidths=1.2, zorder=3)
+                               [r[metric] for r in pts], s=22, alpha=0.8, linewidths=1.2, zorder=3, **_marker(kind, colour))
         meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v])))
                 for v in levels if any(r[x] == v for r in group)]
         for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m], color=colour, lw=2.5,
