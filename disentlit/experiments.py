@@ -358,14 +358,16 @@ def _write_table(path: Path, rows: list[dict]):
 # %% ../nbs/08_experiments.ipynb #c12cf44c
 @patch
 def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> Path:
-    "Write every run (of `sweep`) as a CSV row: id, sweep, status, configuration, metrics, throughput, timings, error."
+    """Write every run (of `sweep`) as a CSV row: id, sweep, status, configuration, metrics, active latents, collapse,
+    channels drawn of how many, throughput, timings, error."""
     rows = []
     for r in self.runs(sweep=sweep):
         row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **_flat(r["config"]),
                    **_flat(r["metrics"], "metric."))
         res = r["result"]
+        ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
-                   dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
+                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"), dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
                    seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
         rows.append(row)
     _write_table(Path(path), rows)
@@ -782,8 +784,8 @@ def _order(v): return (isinstance(v, str), v)
 
 # %% ../nbs/08_experiments.ipynb #dd82b751
 def varied_settings(rows, exclude=()) -> list[str]:
-    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out)."
-    keys = [k for k in rows[0]["settings"] if k not in (*exclude, "seed")] if rows else []
+    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out; a missing one is None)."
+    keys = [k for k in dict.fromkeys(k for r in rows for k in r["settings"]) if k not in (*exclude, "seed")]
     return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rows}) > 1]
 
 # %% ../nbs/08_experiments.ipynb #cf981c4e
