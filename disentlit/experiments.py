@@ -367,7 +367,8 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
         res = r["result"]
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
-                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"), dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
+                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"), dci_mode=res.get("dci_mode"),
+                   images_per_second=res.get("images_per_second"),
                    seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
         rows.append(row)
     _write_table(Path(path), rows)
@@ -784,7 +785,7 @@ def _order(v): return (isinstance(v, str), v)
 
 # %% ../nbs/08_experiments.ipynb #dd82b751
 def varied_settings(rows, exclude=()) -> list[str]:
-    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out; a missing one is None)."
+    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out; missing: None)."
     keys = [k for k in dict.fromkeys(k for r in rows for k in r["settings"]) if k not in (*exclude, "seed")]
     return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rows}) > 1]
 
@@ -944,7 +945,8 @@ def plot_comparison(rows,              # `results_frame`'s rows
         for kind in ("whole", "partial", "collapsed"):
             pts = [r for r in group if _kind(r) == kind]
             if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts],
-                               [r[metric] for r in pts], s=22, alpha=0.8, linewidths=1.2, zorder=3, **_marker(kind, colour))
+                               [r[metric] for r in pts], s=22, alpha=0.8, linewidths=1.2, zorder=3,
+                               **_marker(kind, colour))
         meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v])))
                 for v in levels if any(r[x] == v for r in group)]
         for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m], color=colour, lw=2.5,
@@ -970,7 +972,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
 def plot_learning_curves(rows,                          # `results_frame`'s rows (those with a curve are drawn)
                          metrics=("mig", "dci.disentanglement"),  # a panel each, then one for the channels drawn
                          ):
-    "Scores against the training step: each run a thin line, each group's median a thick one; None if no run has a curve."
+    "Scores against the training step: each run a thin line, each group's median a thick one; None without curves."
     import matplotlib.pyplot as plt
     rows = [r for r in rows if r.get("curve")]
     if not rows: return None

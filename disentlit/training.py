@@ -61,7 +61,7 @@ class RunConfig:
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
     metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
     LATER: ClassVar[dict] = dict(model=None, width=None, init_seed=None, channels_last=False, checkpoint_every=None,
-                                 resident=False, eval_every=None)  # added later: in the run id only when not at these values
+                                 resident=False, eval_every=None)  # added later: in the run id only when not these
 
     def to_dict(self) -> dict:
         "The settings as JSON data."
@@ -396,13 +396,15 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
             bar.update(1)
             if step % 10 == 0 or step == steps:
                 bar.set_postfix({k: f"{v:.4g}" for k, v in logs.items()}, refresh=False)
+            scored = 0.0
             if config.eval_every is not None and (step % config.eval_every == 0 or step == steps):
                 curve.append(_score(evaluator, framework, data, step, out))
-                t_eval += curve[-1]["seconds"]
+                scored = curve[-1]["seconds"]
+                if t_warm is not None: t_eval += scored
             if out is not None and step % config.checkpoint_interval == 0 and step != steps:
                 log.flush()
                 save_checkpoint(out / "checkpoint.pt", fingerprint, step, framework, optimisers, rng, noise)
-            step_seconds.append(time.perf_counter() - t_step)
+            step_seconds.append(time.perf_counter() - t_step - scored)
     finally:
         bar.close()
         if out is not None: log.close()
@@ -411,8 +413,8 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     t_end = time.perf_counter()
     curve = read_curve(out) if out is not None else curve          # a resumed run: the points before it too
     result = dict(status=status, step=start + done, steps=steps, logs=logs, history=history, step_seconds=step_seconds,
-                  curve=curve,
-                  seconds=t_end - t0, images_per_second=per_step * timed / (t_end - t_warm - t_eval) if timed > 0 else None,
+                  curve=curve, seconds=t_end - t0,
+                  images_per_second=per_step * timed / (t_end - t_warm - t_eval) if timed > 0 else None,
                   run_dir=None if out is None else str(out))
     if status != "done":
         kept = out is not None and (out / "checkpoint.pt").exists()

@@ -121,3 +121,18 @@ def test_copy_checkout_copies_what_a_clone_holds(tmp_path):
     copied = copy_checkout(src, tmp_path / "dst")
     assert sorted(str(p.relative_to(copied)) for p in copied.rglob("*") if p.is_file()) == [".gitignore", "new.txt",
                                                                                              "pkg/a.py"]
+
+
+def test_reproduction_notebook_keeps_its_results():
+    "09 is read on the site as committed: every cell that prints, displays or plots keeps its output; no errors."
+    import json, re
+    nb = json.loads((ROOT / "nbs" / "09_reproduction.ipynb").read_text())
+    shows = re.compile(r"\b(print|display|plt\.show|run_table|planned|show_effects|squares_table|trends)\(")
+    code = [(i, c) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+            and not "".join(c["source"]).lstrip().startswith("#| hide")]
+    missing = [i for i, c in code if shows.search("".join(c["source"])) and not c.get("outputs")]
+    assert not missing, f"09's cells without output (tools/run_notebook.py nbs/09_reproduction.ipynb): {missing}"
+    errors = [i for i, c in code for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"cells of 09 saved with an error: {errors}"
+    images = sum("image/png" in o.get("data", {}) for _, c in code for o in c.get("outputs", []))
+    assert images >= 6, f"09 shows {images} figures; its sections draw at least 6"

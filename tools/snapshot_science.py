@@ -3,7 +3,10 @@ database (through SQLite's backup API, consistent while a sweep writes it), and 
 spans sessions, each run directory's configuration, learning curve, log and last checkpoint, so that the next
 session's sweep resumes them (`disentlit sweep ... --resume` finds them in results/NAME_runs/).
 
-    python tools/snapshot_science.py /path/to/pinned [--carry paper_length_cpu]
+    python tools/snapshot_science.py /path/to/pinned [--sweep NAME ...] [--carry NAME ...]
+
+Only the named sweeps' databases are copied (default: the sweeps tools/science_sweeps.sh runs), never the others in
+results/, which this checkout may have changed since the clone was made.
 """
 import argparse
 import shutil
@@ -12,11 +15,17 @@ from pathlib import Path
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("pinned", type=Path, help="the pinned clone whose results/ the sweeps write")
-p.add_argument("--carry", action="append", default=["paper_length_cpu"],
-               help="a sweep whose run directories travel with the results (repeatable)")
+p.add_argument("--sweep", action="append", help="a sweep whose database to copy (repeatable; default: "
+               "mechanism_2x2_cpu, figure9_matched_cpu, paper_length_cpu)")
+p.add_argument("--carry", action="append", help="a sweep whose run directories travel with the results "
+               "(repeatable; default: paper_length_cpu)")
 a = p.parse_args()
+a.sweep = a.sweep or ["mechanism_2x2_cpu", "figure9_matched_cpu", "paper_length_cpu"]
+a.carry = a.carry or ["paper_length_cpu"]
 here = Path(__file__).resolve().parent.parent / "results"
-for db in sorted((a.pinned / "results").glob("*.sqlite")):
+for name in a.sweep:
+    db = a.pinned / "results" / f"{name}.sqlite"
+    if not db.exists(): print(f"{db.name}: not started"); continue
     src, dst = sqlite3.connect(db), sqlite3.connect(here / db.name)
     with dst: src.backup(dst)
     src.close(); dst.close()
