@@ -987,10 +987,10 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
             for r in group:
                 pts = [(p["step"], value(p), p["channels_drawn"]) for p in r["curve"] if value(p) is not None]
                 ax.plot([s for s, _, _ in pts], [v for _, v, _ in pts], color=colour, lw=0.7, alpha=0.45)
-                for marker, keep in (("o", lambda d: 0 < d < (r.get("channels") or 0)), ("x", lambda d: d == 0)):
+                for kind, keep in (("partial", lambda d: 0 < d < (r.get("channels") or 0)),
+                                   ("collapsed", lambda d: d == 0)):                # a cross: draws nothing
                     odd = [(s, v) for s, v, d in pts if keep(d)]
-                    if odd: ax.scatter(*zip(*odd), s=16, marker=marker, linewidths=1, edgecolors=colour,
-                                       facecolors="none" if marker == "o" else colour, zorder=3)
+                    if odd: ax.scatter(*zip(*odd), s=16, linewidths=1, zorder=3, **_marker(kind, colour))
                 for s, v, _ in pts: by_step.setdefault(s, []).append(v)
             steps = sorted(by_step)
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
@@ -998,6 +998,8 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
                     label=f"{name}: median of {len(group)} run{'s' * (len(group) > 1)}")
         ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel)); ax.set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("training step")
+    for kind, what in (("partial", "some channels, not all"), ("collapsed", "no channel")):
+        axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}", **_marker(kind, "grey"))
     axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.02), frameon=False)
     return fig
 
