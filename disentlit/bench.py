@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .data import DisentlitError, GroundTruthData, XYSquares, progress_bar, xysquares_one_at_a_time
 from .data_files import get_dataset
@@ -28,8 +29,8 @@ from .metrics import METRICS, as_encode, encode_indices, evaluate
 
 # %% auto #0
 __all__ = ['TABLE_A4', 'REFERENCE_MODES', 'BENCHMARKS', 'best_time', 'sig', 'plain_loop', 'bench_data',
-           'd_pcv_one_pair_at_a_time', 'bench_distances', 'bench_loss', 'projected_hours', 'bench_train',
-           'bench_metrics', 'run_bench']
+           'd_pcv_one_pair_at_a_time', 'bench_distances', 'bench_loss', 'SyncCounter', 'host_syncs_per_step',
+           'projected_hours', 'bench_train', 'bench_metrics', 'run_bench']
 
 # %% ../nbs/10_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -219,6 +220,38 @@ def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_las
             progress=progress, device=device, resident=resident, allocator=allocator)
     return r["step_seconds"][1:], fw
 
+# %% ../nbs/10_bench.ipynb #197b2a4a
+class SyncCounter(TorchDispatchMode):
+    "Counts the operations that bring a tensor's value to the host, as they pass through PyTorch's dispatcher."
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        aten = torch.ops.aten
+        if func is aten._local_scalar_dense.default: self.count += 1          # float(t), t.item(), bool(t)
+        elif func in (aten._to_copy.default, aten.copy_.default):            # a copy from a device to the host
+            src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
+            if isinstance(src, torch.Tensor) and src.device.type != "cpu" and dst.device.type == "cpu":
+                self.count += 1
+        return out
+
+# %% ../nbs/10_bench.ipynb #6d65bcca
+def host_syncs_per_step(data: GroundTruthData,   # the dataset
+                        framework: str = "betavae",  # the framework
+                        batch_size: int = 16,    # observations per step
+                        device=None,             # default: cuda when there is one, else cpu
+                        params: dict | None = None,  # the framework's own parameters
+                        ) -> float:
+    "Host syncs per training step of `fit`: counted over 6 steps minus those over 2, over 4."
+    counts = []
+    for steps in (2, 6):
+        fw = framework_for(data, framework, seed=0, **(params or {}))
+        with SyncCounter() as c: fit(fw, data, steps, batch_size, progress=False, device=device, allocator=False)
+        counts.append(c.count)
+    return (counts[1] - counts[0]) / 4
+
 # %% ../nbs/10_bench.ipynb #89a98cc3
 # Table A4: (runs, of which Ada-GVAE with pairs, steps of 256) for Figures 6, 9 and 11
 TABLE_A4 = dict(figure6=(160, 80, 115_200), figure9=(160, 80, 57_600), figure11=(40, 20, 57_600))
@@ -284,7 +317,8 @@ def bench_train(framework: str = "betavae",      # the framework timed
     With `allocator` (as `fit`'s) the loops here run with glibc's allocator tuned, and with `untuned_baseline` a
     beta-VAE `fit` step in a fresh process that leaves it alone is timed against one here (CPU only). On `device`
     (default: cuda when there is one) both loops run there; `fit` draws its batches there (`resident`, by default on
-    a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed."""
+    a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed, and counts `fit`'s host syncs
+    per step (`host_syncs_per_step`)."""
     device = resolve_device(device)
     RunConfig.check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
@@ -309,7 +343,8 @@ def bench_train(framework: str = "betavae",      # the framework timed
     out = dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
                images_per_step=per_step, precision=precision, channels_last=channels_last, steps=steps,
                repeats=repeats, torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),
-               resident=resident, **_speeds(fit_t, plain_t, per_step, batch_size))
+               resident=resident, **_speeds(fit_t, plain_t, per_step, batch_size),
+               host_syncs_per_step=host_syncs_per_step(data, framework, device=device, params=params))
     if beta_t:
         ratio, median = _step_ratio(fit_t, beta_t)
         out.update(step_ms=sig(1000 * min(fit_t), 4), betavae_step_ms=sig(1000 * min(beta_t), 4),
@@ -339,6 +374,8 @@ def _train_text(r: dict, params: dict, repeats: int) -> str:
               f"{v['untuned_betavae_step_ms']:.1f} ms = {v['allocator_speedup']:.2f}x "
               f"(median {v['median_allocator_speedup']:.2f}x) the tuned step" for p,
               v in runs.items() if "allocator_speedup" in v]
+    lines += [f"  {p}: {v['host_syncs_per_step']:g} host syncs per step of fit (each a wait for the device on a GPU)"
+              for p, v in runs.items() if "host_syncs_per_step" in v]
     lines += [f"  {p}: Table A4 at this speed, one run after another: "
               + ", ".join(f"{k} {h:,.0f} h" for k, h in v["projected_hours_table_a4"].items())
               + f" on {v['device']} (the paper: about 1,040 GPU-hours)" for p, v in runs.items()]
