@@ -493,7 +493,7 @@ def as_encode(
     fn = model.encode if hasattr(model, "encode") else model
     def encode(x):
         if channels_last: x = x.contiguous(memory_format=torch.channels_last)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):   # the input's device
             z = fn(x)
         z = z[0] if isinstance(z, (tuple, list)) else z
         return z.float()
