@@ -36,7 +36,7 @@ __all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES'
            'local_engine', 'ray_engine', 'run_sweep', 'plot_loss_curve', 'curve_points', 'run', 'results_frame',
            'curve_row', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'varied_settings',
            'compare', 'adjust_holm', 'matching', 'contrast', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'figures', 'demo_spec', 'text_table', 'datasets_table', 'demo']
+           'plot_training_losses', 'figures', 'demo_spec', 'text_table', 'datasets_table', 'demo']
 
 # %% ../nbs/08_experiments.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -1009,6 +1009,29 @@ COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure
                ("framework", None, "score_vs_framework"))          # (setting, its reference level, figure name)
 FIGURE_METRICS = ("mig", "dci.disentanglement")
 
+# %% ../nbs/08_experiments.ipynb #5540cafc
+def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` row, its run's `log.jsonl`)
+                         ):
+    """Each run's reconstruction loss against the step: a panel per loss (their values are in different units), a
+    colour per group of runs (the settings that vary, loss and seed aside), each group named once."""
+    import matplotlib.pyplot as plt
+    losses = sorted({r.get("loss", "") for r, _ in logs})
+    within = [k for k in varied_settings([r for r, _ in logs]) if k != "loss"]
+    fig, axes = plt.subplots(1, len(losses), figsize=(5 * len(losses), 3.4), squeeze=False)
+    for ax, loss in zip(axes[0], losses):
+        at = {r["id"]: log for r, log in logs if r.get("loss", "") == loss}
+        runs = [r for r, _ in logs if r["id"] in at]
+        for (key, group), colour in zip(_groups(runs, within).items(), plt.cm.tab10.colors):
+            name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
+            for i, r in enumerate(group):
+                steps = [json.loads(l) for l in Path(at[r["id"]]).read_text().splitlines() if l.strip()]
+                ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8, color=colour, alpha=0.7,
+                        label=f"{name} ({len(group)} run{'s' * (len(group) > 1)})" if i == 0 else None)
+        ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
 # %% ../nbs/08_experiments.ipynb #1ba27bb6
 def figures(db_path: str | Path,                      # a results database
             out_dir: str | Path,                      # where the figures and tables go
@@ -1057,17 +1080,7 @@ def figures(db_path: str | Path,                      # a results database
         save(fig, "score_vs_recon.png")
     runs_root = Path(runs_root) if runs_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
-    if logs:
-        losses = sorted({r.get("loss", "") for r, _ in logs})
-        fig, axes = plt.subplots(1, len(losses), figsize=(5 * len(losses), 3.4), squeeze=False)
-        for ax, loss in zip(axes[0], losses):          # one panel per loss: their values are in different units
-            for r, log in [(r, l) for r, l in logs if r.get("loss", "") == loss]:
-                steps = [json.loads(l) for l in log.read_text().splitlines() if l.strip()]
-                ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8,
-                        label=f"{r['framework']} s{r['seed']}")
-            ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")
-            ax.legend(fontsize=7)
-        save(fig, "loss_curves.png")
+    if logs: save(plot_training_losses(logs), "loss_curves.png")
     if effects:
         _write_table(out_dir / "effects.csv", effects)
         _write_json(out_dir / "effects.json", effects)
