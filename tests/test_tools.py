@@ -1,0 +1,36 @@
+"""The science tools: the snapshot of a pinned clone's sweeps, which later sessions resume from."""
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path):
+    "Only the named sweeps' databases are copied (consistently, while open), and the carried sweep's run directories."
+    pinned, here = tmp_path / "pinned", tmp_path / "here"
+    (pinned / "results" / "long_runs" / "abc").mkdir(parents=True)
+    (here / "tools").mkdir(parents=True)
+    (here / "results").mkdir()
+    shutil.copy(ROOT / "tools" / "snapshot_science.py", here / "tools")
+    writer = sqlite3.connect(pinned / "results" / "one.sqlite")           # a sweep still writing: WAL mode, open
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("CREATE TABLE runs (id TEXT)"); writer.execute("INSERT INTO runs VALUES ('r1')"); writer.commit()
+    sqlite3.connect(pinned / "results" / "other.sqlite").close()
+    (here / "results" / "other.sqlite").write_text("this checkout's own copy: not to be overwritten")
+    run = pinned / "results" / "long_runs" / "abc"
+    for f in ("config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl"): (run / f).write_text(f)
+    (run / "traversals.png").write_text("not carried")
+    out = subprocess.run([sys.executable, str(here / "tools" / "snapshot_science.py"), str(pinned), "--sweep", "one",
+                          "--sweep", "missing", "--carry", "long"], capture_output=True, text=True)
+    writer.close()
+    assert out.returncode == 0, out.stderr
+    assert "missing.sqlite: not started" in out.stdout
+    copied = sqlite3.connect(here / "results" / "one.sqlite")
+    assert copied.execute("SELECT id FROM runs").fetchall() == [("r1",)]
+    copied.close()
+    assert (here / "results" / "other.sqlite").read_text().startswith("this checkout's own")
+    carried = here / "results" / "long_runs" / "abc"
+    assert sorted(p.name for p in carried.iterdir()) == ["checkpoint.pt", "config.json", "curve.jsonl", "log.jsonl"]
