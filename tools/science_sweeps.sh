@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# The science issue's sweeps, in the order their protocols give, each resumed where it stopped. Run it from a pinned
-# clone with its own virtual environment, so that edits to the working copy never change a running experiment:
-#   git clone /path/to/disentlit pinned && cd pinned && python3 -m venv .venv \
-#     && .venv/bin/pip install torch==2.13.0 && .venv/bin/pip install . && nohup tools/science_sweeps.sh &
+# The science issue's sweeps, in the order their protocols give, each resumed where it stopped. It runs in a clone
+# pinned at the commit that added their specs, with its own virtual environment, so that edits to the working copy
+# never change a running experiment: tools/pin_science.sh makes that clone and starts this script there.
 # Under nice, so that the machine's other work keeps priority. The databases are in results/ of the clone.
 set -u
 cd "$(dirname "$0")/.."

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Start (or resume) the science issue's sweeps from a clone pinned at the commit that added their protocols, so that
+# every run of a sweep trains with the same code whatever this checkout has become since:
+#   tools/pin_science.sh [PINNED_DIR]        (default ../pinned)
+# It clones this checkout at $PIN, copies in the state committed here (the sweeps' databases and the long runs'
+# directories, see tools/snapshot_science.py), makes the clone's own virtual environment, and starts
+# tools/science_sweeps.sh there under nohup (log: PINNED_DIR/science.log). At the end of a session:
+#   .venv/bin/python tools/snapshot_science.py PINNED_DIR   # then commit results/
+set -euo pipefail
+PIN=${PIN:-1c69d78}                      # the commit that added specs/mechanism_2x2_cpu.yaml and its siblings
+here="$(cd "$(dirname "$0")/.." && pwd)"
+pinned="$(realpath -m "${1:-$here/../pinned}")"
+if [ ! -d "$pinned/.git" ]; then
+  git clone -q "$here" "$pinned"
+  git -C "$pinned" checkout -q "$PIN"
+fi
+[ "$(git -C "$pinned" rev-parse --short=7 HEAD)" = "${PIN:0:7}" ] || { echo "$pinned is not at $PIN" >&2; exit 2; }
+cp "$here/tools/science_sweeps.sh" "$pinned/tools/"
+for name in mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu; do
+  [ -f "$here/results/$name.sqlite" ] && [ ! -f "$pinned/results/$name.sqlite" ] && cp "$here/results/$name.sqlite" "$pinned/results/"
+done
+if [ -d "$here/results/paper_length_cpu_runs" ]; then
+  mkdir -p "$pinned/results/paper_length_cpu_runs"
+  cp -rn "$here/results/paper_length_cpu_runs/." "$pinned/results/paper_length_cpu_runs/"
+fi
+if [ ! -x "$pinned/.venv/bin/disentlit" ]; then
+  python3 -m venv "$pinned/.venv"
+  "$pinned/.venv/bin/pip" install -q torch==2.13.0
+  "$pinned/.venv/bin/pip" install -q "$pinned"
+fi
+cd "$pinned" && nohup tools/science_sweeps.sh > science.log 2>&1 &
+echo "science sweeps started in $pinned (log: $pinned/science.log)"
