@@ -38,8 +38,10 @@ def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON o
 
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
-    "Print `obj` as one JSON object, or `text` for people."
-    print(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)) if as_json else text)
+    "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
+    if not as_json: print(text); return
+    from disentlit.training import _strict                # here, not above: `disentlit --help` never loads torch
+    print(json.dumps(_strict(obj), allow_nan=False))
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):

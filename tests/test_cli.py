@@ -253,3 +253,11 @@ def test_train_eval_every_writes_a_resumable_learning_curve(cli, tmp_path):
     assert [json.loads(l)["step"] for l in lines] == [2, 4, 5]
     code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,modularity")
     assert code == 2 and "accepted" in err and "Traceback" not in err
+
+
+def test_json_output_is_strict_json_even_for_undefined_values(cli):
+    "A one-position grid has no pairs to correlate: its Spearman is undefined, printed as null, never as NaN."
+    code, out, err = cli("distances", "--dataset", "xyobject", "--set", "grid_size=1", "--pairs", "100", "--json")
+    assert code == 0, err
+    r = json.loads(out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
+    assert r["spearman"] is None and r["factors"] == []
