@@ -328,25 +328,38 @@ def configure_optimisers(self: AE,
     "Hook: the optimisers (Adam, as C.2)."
     return [adam(self.parameters(), lr=lr)]
 
+def _skips_on_device(o: torch.optim.Optimizer) -> bool:
+    "Whether optimiser `o` can skip a step on the device: fused Adam reads `found_inf` there (as AMP's scaler uses it)."
+    return isinstance(o, torch.optim.Adam) and bool(o.defaults.get("fused"))
+
 @patch
 def training_step(self: AE,
                   batch, # a training batch
                   optimisers, # what `configure_optimisers` returned
                   generator=None, # the loop's noise
                   autocast=contextlib.nullcontext, # a context for the forward pass (bf16 autocast, or nothing)
+                  skip: torch.Tensor | None = None, # a 0-d bool tensor: True leaves the parameters untouched
                  ) -> dict:
-    """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps; returns the logs as
-    floats. A non-finite loss or extra objective leaves the parameters untouched."""
+    """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps. Returns the logs as 0-d
+    tensors on the device and `nonfinite` (0-d bool): a non-finite loss or extra objective, or `skip`, leaves the
+    parameters untouched, on the device without a host sync where every optimiser is fused Adam, else checked here."""
     with autocast(): loss, logs = self.loss(batch, generator)
     objective = sum((logs[k] for k in self.extra_objectives), loss)
-    logs = {k: float(v.detach()) if torch.is_tensor(v) else float(v) for k, v in logs.items()}
-    if any(not math.isfinite(logs[k]) for k in self.extra_objectives):
-        logs["loss"] = float("nan")   # stops the run too
-    if not math.isfinite(logs["loss"]): return logs
+    bad = ~torch.isfinite(objective.detach())
+    if skip is not None: bad = bad | skip
+    logs = {k: v.detach().float() if torch.is_tensor(v) else torch.tensor(float(v), device=batch.device)
+            for k, v in logs.items()}
     for o in optimisers: o.zero_grad(set_to_none=True)
-    objective.backward()
-    for o in optimisers: o.step()
-    return logs
+    if all(_skips_on_device(o) for o in optimisers):
+        objective.backward()
+        for o in optimisers:
+            o.found_inf = bad.float()                  # 1: fused Adam leaves parameters, moments and step count alone
+            try: o.step()
+            finally: del o.found_inf
+    elif not bool(bad):                                # an optimiser that cannot skip on the device: a host sync
+        objective.backward()
+        for o in optimisers: o.step()
+    return dict(logs, nonfinite=bad)
 
 # %% ../nbs/03_models.ipynb #d83b32e3
 def _check_weight(name: str, value, positive: bool = False) -> float:
@@ -519,20 +532,20 @@ class AnnealedVAE(VAE):
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
     def capacity(self,
-                 t: int | None = None, # a number of updates (default: the updates done so far)
-                ) -> float:
-        "The target KL C after `t` updates (default: the updates done so far)."
-        t = int(self.updates) if t is None else t
-        return min(self.c_max, self.c_max * t / self.iterations)
+                 t: int | None = None, # a number of updates (default: the updates done so far, on their device)
+                ):
+        "The target KL C after `t` updates (default: the updates done so far, a 0-d tensor: no host sync)."
+        if t is not None: return min(self.c_max, self.c_max * t / self.iterations)
+        return self.c_max * torch.clamp(self.updates / self.iterations, max=1.0)
 
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
         c = self.capacity()
         return self.gamma * (kl - c).abs(), dict(kl=kl, capacity=c)
 
-    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext):
-        logs = super().training_step(batch, optimisers, generator, autocast)
-        if math.isfinite(logs["loss"]): self.updates += 1
+    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext, skip=None):
+        logs = super().training_step(batch, optimisers, generator, autocast, skip)
+        self.updates += (~logs["nonfinite"]).long()                  # counted on the device
         return logs
 
 # %% ../nbs/03_models.ipynb #4bec0103

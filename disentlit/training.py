@@ -59,11 +59,12 @@ class RunConfig:
     channels_last: bool = False                           # channels-last memory format
     checkpoint_every: int | None = None                   # steps between checkpoints; None: max(50, steps // 10)
     eval_every: int | None = None                         # steps between scores while training (a learning curve)
+    log_every: int | None = None                          # steps between the logs' copies to the host; None: 25
     resident: bool = False                                # batches drawn on the training device (`DeviceData`)
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
     metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
     LATER: ClassVar[dict] = dict(model=None, width=None, init_seed=None, channels_last=False, checkpoint_every=None,
-                                 resident=False, eval_every=None)  # added later: in the run id only when not these
+                                 resident=False, eval_every=None, log_every=None)  # added later: in the id if set
 
     def to_dict(self) -> dict:
         "The settings as JSON data."
@@ -89,7 +90,7 @@ class RunConfig:
             name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
             raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got {value!r}")
         if value is None: return value
-        if key in ("latents", "steps", "checkpoint_every", "eval_every") and value < 1:
+        if key in ("latents", "steps", "checkpoint_every", "eval_every", "log_every") and value < 1:
             raise DisentlitError(f"{key} must be an integer >= 1, got {value}")
         if key == "batch_size" and not 1 <= value <= MAX_BATCH_SIZE:
             raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {value!r}")
@@ -122,6 +123,11 @@ class RunConfig:
     def checkpoint_interval(self) -> int:
         "Steps between checkpoints: `checkpoint_every`, by default max(50, steps // 10)."
         return self.checkpoint_every or max(50, self.steps // 10)
+
+    @property
+    def log_interval(self) -> int:
+        "Steps between the logs' copies to the host (and checks of the non-finite guard): `log_every`, by default 25."
+        return self.log_every or 25
 
     @property
     def run_id(self) -> str:
@@ -355,6 +361,22 @@ def _resume(out: Path, fingerprint: dict, steps: int, framework: AE, optimisers,
 # %% ../nbs/05_training.ipynb #98289a11
 CONFIG_FORMAT = 2                  # config.json: format 1 held the fingerprint, format 2 the RunConfig
 
+# %% ../nbs/05_training.ipynb #6027b6a3
+def _flush(pending: list, history: list, log=None) -> int | None:
+    """Bring the logs of the `pending` (step, logs) to the host in one copy and append them to `history` (and `log`), up
+    to and including the first non-finite step; returns that step, or None."""
+    if not pending: return None
+    keys = list(pending[0][1])
+    rows = torch.stack([torch.stack([l[k].float().reshape(()) for k in keys]) for _, l in pending]).tolist()
+    for (step, _), values in zip(pending, rows):
+        rec = dict(step=step, **dict(zip(keys, values)))
+        bad = rec.pop("nonfinite") > 0
+        if bad: rec["status"] = "nonfinite"
+        history.append(rec)
+        if log is not None: log.write(json.dumps({k: _finite_json(v) for k, v in rec.items()}) + "\n")
+        if bad: return step
+    return None
+
 # %% ../nbs/05_training.ipynb #64266568
 def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, device, progress: bool, warmup: int,
           allocator: bool, evaluator: Callable | None = None) -> dict:
@@ -399,34 +421,38 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     t_eval = 0.0                                   # seconds spent scoring: left out of the throughput
     bar = progress_bar(total=steps, initial=start, disable=not progress,
                        desc=framework.name + (f" {out.name}" if out else ""), unit="step", dynamic_ncols=True)
+    bad, pending = torch.zeros((), dtype=torch.bool, device=device), []    # the steps whose logs are on the device
     try:
         for step in range(start + 1, steps + 1):
             t_step = time.perf_counter()
             if step == start + warmup + 1: t_warm = t_step
             batch = framework.sample_batch(source, batch_size, rng, device)
             if config.channels_last: batch = batch.contiguous(memory_format=torch.channels_last)
-            logs = framework.training_step(batch, optimisers, noise, autocast)
-            rec = dict(step=step, **logs)
-            if not math.isfinite(logs["loss"]): status = rec["status"] = "nonfinite"
-            history.append(rec)
-            if out is not None: log.write(json.dumps({k: _finite_json(v) for k, v in rec.items()}) + "\n")
-            if status != "done": break
+            logs = framework.training_step(batch, optimisers, noise, autocast, skip=bad)   # after a bad step: none
+            bad = bad | logs["nonfinite"]
+            pending.append((step, logs))
             bar.update(1)
-            if step % 10 == 0 or step == steps:
+            scoring = config.eval_every is not None and (step % config.eval_every == 0 or step == steps)
+            saving = out is not None and step % config.checkpoint_interval == 0 and step != steps
+            if scoring or saving or step % config.log_interval == 0 or step == steps:    # the host reads the logs
+                first_bad = _flush(pending, history, log if out is not None else None)
+                pending, logs = [], {k: v for k, v in history[-1].items() if k not in ("step", "status")}
+                if first_bad is not None: status = "nonfinite"; break
                 bar.set_postfix({k: f"{v:.4g}" for k, v in logs.items()}, refresh=False)
             scored = 0.0
-            if config.eval_every is not None and (step % config.eval_every == 0 or step == steps):
+            if scoring:
                 curve.append(_score(evaluator, framework, data, step, out))
                 scored = curve[-1]["seconds"]
                 if t_warm is not None: t_eval += scored
-            if out is not None and step % config.checkpoint_interval == 0 and step != steps:
+            if saving:
                 log.flush()
                 save_checkpoint(out / "checkpoint.pt", fingerprint, step, framework, optimisers, rng, noise)
             step_seconds.append(time.perf_counter() - t_step - scored)
     finally:
         bar.close()
         if out is not None: log.close()
-    done = len(history) - (status != "done")
+    done = len(history) - (status != "done")                   # steps after a bad one were no updates: not counted
+    step_seconds = step_seconds[:done]
     timed = done - warmup if t_warm is not None else 0
     t_end = time.perf_counter()
     curve = read_curve(out) if out is not None else curve          # a resumed run: the points before it too
@@ -463,12 +489,13 @@ def fit(framework: AE,                      # a framework (`get_framework`)
         resident: bool = False,             # batches drawn on the device (`DeviceData`), not on the host
         allocator: bool = True,             # tune glibc's allocator first (`tune_allocator`: process-wide, for good)
         eval_every: int | None = None,      # steps between points of a learning curve (`evaluator` scores them)
+        log_every: int | None = None,       # steps between the logs' copies to the host; None: 25
         evaluator: Callable | None = None,  # `evaluator(framework, data) -> dict`, e.g. `disentlit.metrics.scorer`
         ) -> dict:
     "Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint)."
     settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision,
                     channels_last=channels_last, checkpoint_every=checkpoint_every, resident=resident,
-                    eval_every=eval_every)
+                    eval_every=eval_every, log_every=log_every)
     config = (RunConfig(**settings) if out_dir is None                     # no run directory: the settings alone
               else RunConfig.from_build(getattr(framework, "build", None), data.name, data.params, **settings))
     return _loop(framework, data, config.check(), out_dir, device, progress, warmup, allocator, evaluator)
