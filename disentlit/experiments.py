@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from .data import DisentlitError, progress_bar
-from .metrics import ACTIVE_KL, diagnose, evaluate, metric_plan, scalar_metrics, scorer
+from .metrics import ACTIVE_KL, as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .models import kl_normal
 from .training import (RunConfig, _atomic_write, _strict, build_run, load_run, read_config, read_curve,
                                 resolve_device, train, writable_dir)
@@ -633,8 +633,8 @@ def run(config: RunConfig,          # the run
     elif last is not None: scores = last["scores"]
     else:
         with torch.no_grad():
-            scores = evaluate(model.encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
-                              params=config.metric_params or None, progress=progress)
+            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
+                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
     if not metrics_path.exists(): _write_json(metrics_path, scores)
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})

@@ -482,18 +482,21 @@ def evaluate(
 # %% ../nbs/06_metrics.ipynb #a5fa1012
 def as_encode(
     model: torch.nn.Module, # a framework (with `encode`) or an encoder returning (mean, logvar)
-    channels_last: bool = True, # run in channels-last memory format
+    channels_last: bool = True, # run in channels-last memory format (converts the model: not for one in training)
     precision: str = "fp32", # 'fp32' or 'bf16' (autocast)
 ) -> Callable:
-    "An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder)."
+    """An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder),
+    run on the model's device (host batches are moved there) under that device's autocast."""
     if precision not in ("fp32", "bf16"):
         raise DisentlitError(f"unknown precision {precision!r}; accepted: fp32, bf16")
     model.eval()
     if channels_last: model.to(memory_format=torch.channels_last)
     fn = model.encode if hasattr(model, "encode") else model
+    device = next((p.device for p in model.parameters()), None)      # None: a model without weights stays put
     def encode(x):
+        if device is not None: x = x.to(device)
         if channels_last: x = x.contiguous(memory_format=torch.channels_last)
-        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):   # the input's device
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=precision == "bf16"):
             z = fn(x)
         z = z[0] if isinstance(z, (tuple, list)) else z
         return z.float()
@@ -689,8 +692,7 @@ def scorer(config: RunConfig,    # the run: its metrics, their settings, its see
            ) -> Callable:
     "`evaluator(model, data) -> dict`: the run's metrics (flat and in full) and `diagnose`, on the model's device."
     def evaluator(model, data) -> dict:
-        device = next(model.parameters()).device
-        encode = lambda x: model.encode(x.to(device))
+        encode = as_encode(model, channels_last=False)          # on the model's device; its memory format untouched
         scores = evaluate(encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
                           params=config.metric_params or None)
         return dict(metrics=scalar_metrics(scores), **diagnose(model, data, seed=config.seed), scores=scores)

@@ -42,8 +42,9 @@ def encode_obs(
     data: GroundTruthData, # the dataset
     idx, # indices of the observations
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Posterior means and log-variances (N, D) of the observations at `idx`."
-    return model.encoder(data.batch(np.atleast_1d(idx), model.standardise))
+    "Posterior means and log-variances (N, D) of the observations at `idx`, computed on the model's device."
+    device = next(model.parameters()).device
+    return model.encoder(data.batch(np.atleast_1d(idx), model.standardise, device))
 
 # %% ../nbs/07_traversals.ipynb #523e6f79
 @torch.no_grad()
@@ -65,11 +66,11 @@ def traversal_grid(
     mu, _ = encode_obs(model, data, [idx])
     kl = latent_kl(model, data, seed=rng)
     rows = np.argsort(-kl, kind="stable") if order == "kl" else np.arange(len(kl))
-    steps = torch.linspace(-limit, limit, values)
+    steps = torch.linspace(-limit, limit, values, device=mu.device)
     z = mu.repeat(len(rows) * values, 1).view(len(rows), values, -1)
     for r, d in enumerate(rows): z[r, :, d] = steps
     images = to_images(model, data, model.decode(z.view(-1, z.shape[-1]))).reshape(len(rows), values, *data.obs_shape)
-    return dict(images=images, latents=rows, kl=kl[rows], values=steps.numpy(), idx=idx)
+    return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx)
 
 # %% ../nbs/07_traversals.ipynb #2ce01458
 def plot_traversal_grid(

@@ -34,3 +34,14 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
     assert (here / "results" / "other.sqlite").read_text().startswith("this checkout's own")
     carried = here / "results" / "long_runs" / "abc"
     assert sorted(p.name for p in carried.iterdir()) == ["checkpoint.pt", "config.json", "curve.jsonl", "log.jsonl"]
+
+
+def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):
+    "Asked for CUDA where there is none, the GPU check stops at once with status 2 and says why; it never skips."
+    import pytest, torch
+    if torch.cuda.is_available(): pytest.skip("a GPU is here: tools/gpu_check.sh would run for real")
+    out = subprocess.run(["bash", str(ROOT / "tools" / "gpu_check.sh")], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "OUT": str(tmp_path / "out")})
+    assert out.returncode == 2, out
+    assert "CUDA asked for, but torch" in out.stderr and "sees no GPU" in out.stderr
+    assert not (tmp_path / "out").exists()                     # nothing written

@@ -1,0 +1,67 @@
+"""What only a GPU can show: the training path on CUDA. Marked `cuda`; tools/gpu_check.sh runs them with
+DISENTLIT_REQUIRE_CUDA=1, which turns a missing GPU into a failure instead of a skip."""
+import os
+
+import numpy as np
+import pytest
+import torch
+
+pytestmark = pytest.mark.cuda
+
+if not torch.cuda.is_available():
+    if os.environ.get("DISENTLIT_REQUIRE_CUDA") == "1":
+        raise RuntimeError("DISENTLIT_REQUIRE_CUDA=1 but torch sees no CUDA GPU: "
+                           f"torch {torch.__version__}, CUDA build {torch.version.cuda}")
+    pytest.skip("no CUDA GPU here (tools/gpu_check.sh runs these on one)", allow_module_level=True)
+
+from disentlit.bench import SyncCounter, host_syncs_per_step
+from disentlit.data import XYObject
+from disentlit.data_files import get_dataset
+from disentlit.metrics import as_encode
+from disentlit.models import get_framework
+from disentlit.training import fit
+
+
+def small(data, name="betavae", **kw):
+    return get_framework(name, obs_shape=data.obs_shape, latents=3, model="fc", width=32, seed=1, **kw)
+
+
+def test_no_host_sync_between_log_points_on_cuda():
+    assert host_syncs_per_step(get_dataset("xysquares"), device="cuda") == 0
+
+
+def test_a_nonfinite_step_is_no_update_on_cuda():
+    data = XYObject()
+    fw = small(data)
+    r = fit(fw, data, 6, batch_size=8, device="cuda", resident=True, progress=False)
+    before = [p.detach().clone() for p in fw.parameters()]
+    opts = fw.configure_optimisers(1e-3)
+    batch = data.batch(np.arange(8), device="cuda") * float("nan")
+    logs = fw.training_step(batch, opts, torch.Generator("cuda").manual_seed(0))
+    assert r["status"] == "done" and bool(logs["nonfinite"])
+    assert all(torch.equal(a, b) for a, b in zip(before, fw.parameters()))
+
+
+def test_resident_training_resumes_bit_for_bit_on_cuda(tmp_path):
+    data = XYObject()
+    a, b = small(data), small(data)
+    ra = fit(a, data, 12, batch_size=16, seed=5, out_dir=tmp_path / "a", checkpoint_every=4, device="cuda",
+             resident=True, progress=False)
+    fit(b, data, 6, batch_size=16, seed=5, out_dir=tmp_path / "b", checkpoint_every=4, device="cuda", resident=True,
+        progress=False)
+    b = small(data)
+    rb = fit(b, data, 12, batch_size=16, seed=5, out_dir=tmp_path / "b", checkpoint_every=4, device="cuda",
+             resident=True, progress=False)
+    assert ra["logs"] == rb["logs"]
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_as_encode_autocasts_on_the_gpu():
+    data = XYObject()
+    fw = small(data).cuda()
+    x = data.batch(np.arange(4), device="cuda")
+    with SyncCounter():
+        z16 = as_encode(fw, precision="bf16")(x)
+    z32 = as_encode(fw)(x)
+    assert z16.dtype == torch.float32 and z16.device.type == "cuda"
+    assert not torch.equal(z16, z32)          # bf16 autocast took effect on the GPU (CPU autocast would not)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The project's GPU check, on a CUDA machine, in calls of at most STEP_SECONDS (default 540) each: every call does
+# what is left and resumes where the last one stopped. Parts, each done once:
+#   1. the tests marked cuda (tests/test_cuda.py) with DISENTLIT_REQUIRE_CUDA=1, so that a missing GPU fails them;
+#   2. `disentlit bench train --device cuda`: images/s of fit against a plain loop on the same GPU, host syncs per
+#      step, Table A4's projected GPU-hours (fp32 and bf16);
+#   3. specs/figure11_gpu.yaml: beta-VAE at the paper's scale (57,600 steps of 256), MSE and box blur, 3 seeds, with
+#      learning curves, WORKERS (default 3) runs sharing the GPU; then its figures.
+# State (checkpoints, the results database) lives in gpu_runs/ (ignored by git); results are copied to $OUT (the
+# device tool's output folder) or results/gpu/, to be committed.
+# Exit status: 0 every part done; 3 the time ran out (call again: it resumes); 2 no CUDA GPU; 1 a part failed.
+# On the device tool's machines fastcore is missing: carry it as a wheel in .whl/ (the tool's README says how); this
+# script installs what .whl/ holds into /tmp/site first.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}              # the device tool's machines: python3 holds PyTorch
+STEP_SECONDS=${STEP_SECONDS:-540}
+WORKERS=${WORKERS:-3}
+STATE=gpu_runs
+DEST=${OUT:-results/gpu}
+t_end=$(( $(date +%s) + STEP_SECONDS ))
+left() { echo $(( t_end - $(date +%s) )); }
+if compgen -G ".whl/*.whl" > /dev/null; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 DISENTLIT_DATA="$PWD/$STATE/data"
+dl() { "$PYTHON" -c 'import sys; from disentlit.cli import main; sys.exit(main(sys.argv[1:]))' "$@"; }
+"$PYTHON" - <<'PY' || exit 2
+import sys
+try: import torch
+except ImportError: sys.exit(f"gpu_check: no PyTorch in {sys.executable}; set PYTHON to a Python that has it")
+if not torch.cuda.is_available():
+    sys.exit(f"gpu_check: CUDA asked for, but torch {torch.__version__} (CUDA build {torch.version.cuda}) sees no GPU")
+print(f"gpu_check: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+PY
+mkdir -p "$STATE" "$DEST"
+done_part() { [ -f "$STATE/$1.done" ]; }
+ran_out() { echo "gpu_check: the time ran out in $1; call again to resume" >&2; exit 3; }
+
+if ! done_part cuda_tests; then
+  DISENTLIT_REQUIRE_CUDA=1 timeout -s INT -k 20 "$(left)" "$PYTHON" -m pytest -q -m cuda tests/test_cuda.py \
+    > "$DEST/cuda_tests.txt" 2>&1
+  rc=$?; cat "$DEST/cuda_tests.txt"
+  [ $rc -eq 124 ] && ran_out "the cuda tests"
+  [ $rc -ne 0 ] && { echo "gpu_check: the cuda tests failed (status $rc)" >&2; exit 1; }
+  touch "$STATE/cuda_tests.done"
+fi
+if ! done_part bench_train; then
+  timeout -s INT -k 20 "$(left)" dl bench train --device cuda --quiet --json > "$STATE/bench_train.json"
+  rc=$?
+  [ $rc -eq 124 ] && ran_out "bench train"
+  [ $rc -ne 0 ] && { echo "gpu_check: bench train failed (status $rc)" >&2; exit 1; }
+  cp "$STATE/bench_train.json" "$DEST/bench_train.json"
+  touch "$STATE/bench_train.done"
+fi
+db="$STATE/figure11_gpu.sqlite"
+timeout -s INT -k 60 "$(left)" dl sweep specs/figure11_gpu.yaml --db "$db" --workers "$WORKERS" --device cuda --resume
+rc=$?
+"$PYTHON" - "$db" "$DEST/figure11_gpu.sqlite" <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+with dst: src.backup(dst)
+PY
+[ $rc -eq 124 ] || [ $rc -eq 130 ] && ran_out "the figure11_gpu sweep"
+[ $rc -ne 0 ] && { echo "gpu_check: the figure11_gpu sweep failed (status $rc)" >&2; exit 1; }
+dl figures --db "$db" --out "$DEST/figure11_gpu" --quiet || exit 1
+echo "gpu_check: every part done; results in $DEST"
