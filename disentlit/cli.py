@@ -185,7 +185,8 @@ def cmd_train(args) -> int:
     terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
     res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=args.dataset,
-               framework=args.framework, loss=args.loss, precision=args.precision, batch_size=args.batch_size,
+               framework=args.framework, loss=args.loss, precision=r.get("precision", args.precision),
+               batch_size=args.batch_size,
                final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
                curve=[{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
                       for p in r["curve"]])
@@ -208,7 +209,7 @@ def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
     from disentlit.models import FRAMEWORKS
-    from disentlit.training import MAX_BATCH_SIZE, PRECISIONS, RunConfig
+    from disentlit.training import MAX_BATCH_SIZE, PRECISION_CHOICES, RunConfig
     d = RunConfig()
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
@@ -227,8 +228,9 @@ def add_train_parser(t):
     t.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (default {d.lr:g})")
     t.add_argument("--seed", type=int, default=d.seed,
                    help=f"seed of the initial weights, the data and the noise (default {d.seed})")
-    t.add_argument("--precision", default=d.precision, metavar="P",
-                   help=f"one of: {', '.join(PRECISIONS)} (default {d.precision})")
+    t.add_argument("--precision", default="auto", metavar="P",
+                   help=f"one of: {', '.join(PRECISION_CHOICES)} (default auto: bf16 where the device has native "
+                        "bf16 arithmetic, else fp32)")
     t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
     t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
                    help="steps between checkpoints (default: max(50, steps // 10))")

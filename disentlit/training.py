@@ -29,12 +29,13 @@ from .models import AE, framework_for, native_bf16
 from .losses import get_loss
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device', 'writable_dir',
-           'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning', 'warn_slow_bf16', 'read_curve', 'fit',
-           'build_run', 'train', 'read_config', 'load_run']
+__all__ = ['PRECISIONS', 'PRECISION_CHOICES', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device',
+           'writable_dir', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning', 'resolve_precision',
+           'warn_slow_bf16', 'read_curve', 'fit', 'build_run', 'train', 'read_config', 'load_run']
 
 # %% ../nbs/05_training.ipynb #a15dfbb0
 PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
+PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 where the device has native bf16 (`resolve_precision`)
 MAX_BATCH_SIZE = 4096
 
 # %% ../nbs/05_training.ipynb #183a9ce9
@@ -55,7 +56,7 @@ class RunConfig:
     lr: float = 1e-3                                      # Adam's learning rate
     seed: int = 0                                         # seed of the data, the noise and the initial weights
     init_seed: int | None = None                          # seed of the initial weights if not `seed`
-    precision: str = "fp32"                               # one of `PRECISIONS`
+    precision: str = "fp32"                               # one of `PRECISION_CHOICES` ('auto': resolved per device)
     channels_last: bool = False                           # channels-last memory format
     checkpoint_every: int | None = None                   # steps between checkpoints; None: max(50, steps // 10)
     eval_every: int | None = None                         # steps between scores while training (a learning curve)
@@ -97,8 +98,8 @@ class RunConfig:
         if key == "lr" and not (math.isfinite(value) and value > 0):
             raise DisentlitError(f"lr must be a finite number > 0, got {value!r}")
         if key in ("seed", "init_seed"): check_seed(value, key)
-        if key == "precision" and value not in PRECISIONS:
-            raise DisentlitError(f"unknown precision {value!r}; accepted: {', '.join(PRECISIONS)}")
+        if key == "precision" and value not in PRECISION_CHOICES:
+            raise DisentlitError(f"unknown precision {value!r}; accepted: {', '.join(PRECISION_CHOICES)}")
         return value
 
     def check(self) -> RunConfig:
@@ -268,6 +269,13 @@ class SlowPrecisionWarning(UserWarning):
 
 _WARNED_BF16: set = set()
 
+def resolve_precision(precision: str,          # one of `PRECISION_CHOICES`
+                      device: torch.device,     # where the run trains
+                      ) -> str:
+    "'auto' -> 'bf16' where `device` has native bf16 arithmetic (`native_bf16`), else 'fp32'; others unchanged."
+    if precision != "auto": return precision
+    return "bf16" if native_bf16(device) else "fp32"
+
 def warn_slow_bf16(device: torch.device):
     "Warn once per device type when `device` has no native bf16 arithmetic (`native_bf16`)."
     if native_bf16(device) or device.type in _WARNED_BF16: return
@@ -388,6 +396,7 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     steps, batch_size, seed = config.steps, config.batch_size, config.seed
     if allocator: tune_allocator()
     device = resolve_device(device)
+    config = dataclasses.replace(config, precision=resolve_precision(config.precision, device))   # 'auto': decided
     if config.precision == "bf16": warn_slow_bf16(device)
     framework.to(device)
     if config.channels_last: framework.to(memory_format=torch.channels_last)
@@ -457,7 +466,7 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     t_end = time.perf_counter()
     curve = read_curve(out) if out is not None else curve          # a resumed run: the points before it too
     result = dict(status=status, step=start + done, steps=steps, logs=logs, history=history, step_seconds=step_seconds,
-                  curve=curve, seconds=t_end - t0,
+                  curve=curve, precision=config.precision, seconds=t_end - t0,
                   images_per_second=per_step * timed / (t_end - t_warm - t_eval) if timed > 0 else None,
                   run_dir=None if out is None else str(out))
     if status != "done":
@@ -479,7 +488,7 @@ def fit(framework: AE,                      # a framework (`get_framework`)
         batch_size: int = 256,              # observations (Ada-GVAE: pairs) per step
         lr: float = 1e-3,                   # Adam's learning rate
         seed: int = 0,                      # seed of the data and of the posterior noise
-        precision: str = "fp32",            # one of `PRECISIONS`
+        precision: str = "fp32",            # one of `PRECISION_CHOICES`
         channels_last: bool = False,        # channels-last memory format
         out_dir: str | Path | None = None,  # a run directory to write (and to resume from)
         checkpoint_every: int | None = None,  # steps between checkpoints; default max(50, steps // 10)
