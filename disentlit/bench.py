@@ -214,11 +214,13 @@ def _loss_text(r: dict) -> str:
 
 # %% ../nbs/10_bench.ipynb #f2ce2d3f
 def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None, device="cpu",
-               resident=False, progress=False, allocator=True) -> tuple[list[float], AE]:
+               resident=False, progress=False, allocator=True, compile=False) -> tuple[list[float], AE]:
+    "Step times of `fit`, its first steps left out (the first warms up; with `compile`, the first two compile)."
     fw = framework_for(data, framework, seed=seed, **(params or {}))
-    r = fit(fw, data, steps + 1, batch_size, seed=seed, precision=precision, channels_last=channels_last,
-            progress=progress, device=device, resident=resident, allocator=allocator)
-    return r["step_seconds"][1:], fw
+    skip = 2 if compile else 1
+    r = fit(fw, data, steps + skip, batch_size, seed=seed, precision=precision, channels_last=channels_last,
+            progress=progress, device=device, resident=resident, allocator=allocator, compile=compile)
+    return r["step_seconds"][skip:], fw
 
 # %% ../nbs/10_bench.ipynb #197b2a4a
 class SyncCounter(TorchDispatchMode):
@@ -311,6 +313,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
                 device=None,                     # default: cuda when there is one, else cpu
                 resident: bool | None = None,    # `fit` draws its batches on the device (default: on a GPU)
                 progress: bool = False,          # a progress bar on stderr
+                compile: bool = False,           # `fit` with its loss compiled (`torch.compile`)
                 ) -> dict:
     """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process;
     for a framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch).
@@ -333,7 +336,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
         # interleaved, so a busy spell hits all of them
         plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)
         t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params, device,
-                           resident, progress, allocator)
+                           resident, progress, allocator, compile)
         fit_t += t
         if framework != "betavae" or params:
             beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last, None, device,
@@ -343,7 +346,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
     out = dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
                images_per_step=per_step, precision=precision, channels_last=channels_last, steps=steps,
                repeats=repeats, torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),
-               resident=resident, **_speeds(fit_t, plain_t, per_step, batch_size),
+               resident=resident, compiled=compile, **_speeds(fit_t, plain_t, per_step, batch_size),
                host_syncs_per_step=host_syncs_per_step(data, framework, device=device, params=params))
     if beta_t:
         ratio, median = _step_ratio(fit_t, beta_t)
@@ -361,7 +364,8 @@ def _train_text(r: dict, params: dict, repeats: int) -> str:
     "What `disentlit bench train` prints for the result `r` of one framework (given `params`) at its precisions."
     runs = r["runs"]
     given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
-    lines = [f"fit vs a plain fp32 PyTorch loop: {r['framework']}{given} (Table A3) on XYSquares, "
+    compiled = " (loss compiled)" if any(v.get("compiled") for v in runs.values()) else ""
+    lines = [f"fit{compiled} vs a plain fp32 PyTorch loop: {r['framework']}{given} (Table A3) on XYSquares, "
              f"batch {r['batch_size']}, "
              f"channels-last, {r['torch_threads']} torch threads, best of {repeats}"]
     lines += [f"  {p}: fit {v['fit_images_per_s']:8.1f} img/s   "
@@ -515,6 +519,7 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
               params: dict | None = None,     # train: its own parameters
               device=None,                    # train: where both loops run
               untuned_baseline: bool = True,  # train: time a step in a fresh process with the allocator left alone
+              compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the lines it prints. The
@@ -540,7 +545,8 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
         raise DisentlitError(f"unknown framework {framework!r}; accepted: {', '.join(FRAMEWORKS)}")
     params = check_own_params(framework, dict(params or {}))
     runs = {p: bench_train(framework, precision=p, steps=steps, repeats=repeats or 3, batch_size=batch_size,
-                           params=params, untuned_baseline=untuned_baseline, device=device, progress=progress)
+                           params=params, untuned_baseline=untuned_baseline, device=device, progress=progress,
+                           compile=compile)
             for p in precisions}
     r = dict(framework=framework, dataset="xysquares", batch_size=batch_size, channels_last=True,
              torch_threads=torch.get_num_threads(), runs=runs)

@@ -177,7 +177,7 @@ def cmd_train(args) -> int:
                        loss_params=parse_params(args.loss_param, "--loss-param"),
                        latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
                        precision=args.precision, channels_last=args.channels_last,
-                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,
+                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every, compile=args.compile,
                        metrics=tuple(m.strip() for m in args.metrics.split(",")))
     metric_plan(list(config.metrics))                                      # unknown metric names: refused up front
     out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
@@ -232,6 +232,8 @@ def add_train_parser(t):
                    help=f"one of: {', '.join(PRECISION_CHOICES)} (default auto: bf16 where the device has native "
                         "bf16 arithmetic, else fp32)")
     t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
+    t.add_argument("--compile", action="store_true",
+                   help="torch.compile the loss (the first steps compile; on CUDA replayed as CUDA graphs)")
     t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
                    help="steps between checkpoints (default: max(50, steps // 10))")
     t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",
@@ -251,7 +253,7 @@ def cmd_bench(args) -> int:
     r, text = run_bench(args.what, batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
                         precision=args.precision, exact=args.exact, reference=args.reference, steps=args.steps,
                         framework=args.framework, params=params, device=args.device,
-                        untuned_baseline=not args.no_allocator, progress=not args.quiet)
+                        untuned_baseline=not args.no_allocator, progress=not args.quiet, compile=args.compile)
     _emit(r, args.json, text)
     return 0
 
@@ -276,6 +278,7 @@ def _add_bench(b):
     b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
     b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
+    b.add_argument("--compile", action="store_true", help="train: fit with its loss compiled (torch.compile)")
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
 

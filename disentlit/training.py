@@ -61,11 +61,13 @@ class RunConfig:
     checkpoint_every: int | None = None                   # steps between checkpoints; None: max(50, steps // 10)
     eval_every: int | None = None                         # steps between scores while training (a learning curve)
     log_every: int | None = None                          # steps between the logs' copies to the host; None: 25
+    compile: bool = False                                 # torch.compile the loss (on CUDA with CUDA graphs)
     resident: bool = False                                # batches drawn on the training device (`DeviceData`)
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
     metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
     LATER: ClassVar[dict] = dict(model=None, width=None, init_seed=None, channels_last=False, checkpoint_every=None,
-                                 resident=False, eval_every=None, log_every=None)  # added later: in the id if set
+                                 resident=False, eval_every=None, log_every=None,
+                                 compile=False)           # added later: in the run id only when set
 
     def to_dict(self) -> dict:
         "The settings as JSON data."
@@ -401,6 +403,8 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     framework.to(device)
     if config.channels_last: framework.to(memory_format=torch.channels_last)
     optimisers = framework.configure_optimisers(config.lr)
+    if config.compile:                 # the loss's forward and backward compiled; on CUDA replayed as CUDA graphs
+        framework.loss = torch.compile(framework.loss, mode="reduce-overhead" if device.type == "cuda" else None)
     noise = torch.Generator(device).manual_seed(seed)
     if config.resident:                            # the data stream seeded apart from the noise's, on the device
         data_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
@@ -499,12 +503,13 @@ def fit(framework: AE,                      # a framework (`get_framework`)
         allocator: bool = True,             # tune glibc's allocator first (`tune_allocator`: process-wide, for good)
         eval_every: int | None = None,      # steps between points of a learning curve (`evaluator` scores them)
         log_every: int | None = None,       # steps between the logs' copies to the host; None: 25
+        compile: bool = False,              # torch.compile the loss (the first steps compile; on CUDA: CUDA graphs)
         evaluator: Callable | None = None,  # `evaluator(framework, data) -> dict`, e.g. `disentlit.metrics.scorer`
         ) -> dict:
     "Train `framework` on `data` for `steps` updates in total (resuming from `out_dir` if it holds a checkpoint)."
     settings = dict(steps=steps, batch_size=batch_size, lr=lr, seed=seed, precision=precision,
                     channels_last=channels_last, checkpoint_every=checkpoint_every, resident=resident,
-                    eval_every=eval_every, log_every=log_every)
+                    eval_every=eval_every, log_every=log_every, compile=compile)
     config = (RunConfig(**settings) if out_dir is None                     # no run directory: the settings alone
               else RunConfig.from_build(getattr(framework, "build", None), data.name, data.params, **settings))
     return _loop(framework, data, config.check(), out_dir, device, progress, warmup, allocator, evaluator)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
@@ -96,3 +97,13 @@ def test_box_blur_run_records_its_loss_and_standardisation(tmp_path):
         model, _, config = load_run(tmp_path / loss)
         assert model.standardise is standardise and config.loss == model.recon.name == loss
         if loss == "box_blur": assert model.recon.params["radius"] == 3
+
+
+def test_a_compiled_run_trains_as_the_eager_one(tmp_path):
+    "--compile (torch.compile of the loss) gives the eager run's losses to float tolerance, and records the choice."
+    data, eager = _framework("betavae")
+    _, compiled = _framework("betavae")
+    a = fit(eager, data, 5, batch_size=16, seed=3, progress=False)
+    b = fit(compiled, data, 5, batch_size=16, seed=3, progress=False, compile=True, out_dir=tmp_path / "run")
+    np.testing.assert_allclose([h["loss"] for h in b["history"]], [h["loss"] for h in a["history"]], rtol=1e-5)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["compile"] is True
