@@ -654,7 +654,7 @@ def results_frame(db_path: str | Path,        # a results database
                   ) -> list[dict]:
     """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
     active latents and whether the run collapsed, how many channels (XYSquares: squares) it draws of how many, whether
-    it is partly collapsed (draws some but not all), the DCI mode."""
+    it is partly collapsed (draws fewer than all), the DCI mode."""
     db = ResultsDB(db_path, create=False)
     try: rows = db.runs(status="done", sweep=sweep)
     finally: db.close()
@@ -666,7 +666,7 @@ def results_frame(db_path: str | Path,        # a results database
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
                    channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
-                   partial=None if not ch else 0 < ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"))
+                   partial=None if not ch else ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"))
         if res.get("curve"): row["curve"] = res["curve"]               # scores by step, when the run kept them
         out.append(row)
     return out
@@ -683,7 +683,7 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
         row.update(last["metrics"], step=last["step"], active_latents=last["active_latents"],
                    collapsed=last["collapsed"], channels_drawn=last["channels"]["drawn"],
                    channels=last["channels"]["channels"])
-        row["partial"] = 0 < row["channels_drawn"] < row["channels"]
+        row["partial"] = row["channels_drawn"] < row["channels"]
     return row
 
 # %% ../nbs/08_experiments.ipynb #5ec3af0d
@@ -851,7 +851,7 @@ def _label(rows, metric: str) -> str:
 
 # %% ../nbs/08_experiments.ipynb #eb955a33
 def _kind(row) -> str:
-    "'collapsed' (no active latent), 'partial' (draws some channels, not all) or 'whole'."
+    "'collapsed' (no active latent), 'partial' (latents active, but draws fewer channels than it has) or 'whole'."
     return "collapsed" if row.get("collapsed") else "partial" if row.get("partial") else "whole"
 
 def _marker(kind: str, colour) -> dict:
@@ -924,9 +924,9 @@ def plot_comparison(rows,              # `results_frame`'s rows
                     seed: int = 0,     # of the bootstrap and of the points' jitter
                     effects: list[dict] | None = None,  # `compare(rows, x, metric, reference, seed=seed)`, if computed
                     ):
-    """Every run as a point (a cross when it collapsed, an open circle when it draws only some channels) at each level
-    of `x`, one colour per combination of the other
-    varied settings, its median as a bar; the legend gives each group's effect against the reference level."""
+    """Every run as a point (a cross when it collapsed, an open circle when it draws fewer channels than it has) at
+    each level of `x`, one colour per combination of the other varied settings, its median as a bar; the legend gives
+    each group's effect against the reference level."""
     import matplotlib.pyplot as plt
     rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
     levels = sorted({r[x] for r in rows}, key=_order)
@@ -961,7 +961,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
         ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
     if any(_kind(r) == "partial" for r in rows):
         ax.scatter([], [], facecolors="none", edgecolors="grey", marker="o",
-                   label="partly collapsed run (draws some channels, not all)")
+                   label="partly collapsed run (draws fewer channels than it has)")
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
     ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
