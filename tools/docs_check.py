@@ -81,9 +81,14 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):          # a page left before it loaded: not the site's fault
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)): super().handle_error(request, client_address)
+
+
 def serve(site: Path):
     handler = functools.partial(_Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -116,17 +121,12 @@ def soup(text: str):
 
 
 def site_pages(site: Path) -> dict[str, Path]:
-    "Page name ('index' for the landing page) -> its index.html."
-    out = {}
-    for p in sorted(site.rglob("index.html")):
-        rel = p.parent.relative_to(site).as_posix()
-        if rel.split("/")[0] in ("search", "assets"): continue
-        out["index" if rel == "." else rel] = p
-    return out
+    "Page name ('index' for the landing page) -> its file: the site is flat (`03_models.html`), so it works as files."
+    return {p.stem: p for p in sorted(site.glob("*.html")) if p.name != "404.html"}
 
 
 def page_url(name: str) -> str:
-    return FAKE if name == "index" else urljoin(FAKE, name + "/")
+    return urljoin(FAKE, name + ".html")
 
 
 def site_bases() -> list[str]:
@@ -482,7 +482,50 @@ _WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
     .filter(e => !getComputedStyle(e).whiteSpace.startsWith('pre') || getComputedStyle(e).whiteSpace === 'pre-wrap').length"""
 
 
+FIGURE_PAGES = {"09_reproduction": 5}   # pages whose figures are their point: at least this many must load
+
+
+def _local(href: str, base: str) -> bool:
+    "Whether `href` (as the browser resolved it) is a page of the site at `base` (served or as files)."
+    return href.startswith(base)
+
+
+def _walk(page, base: str, problems: list, mode: str):
+    """What a reader does first: from the landing page, click every entry of the sidebar (each must open its page), then
+    type in the search box and click the first result (it must open a page of the site)."""
+    _open(page, base + "index.html")
+    entries = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
+                                        "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    clicked = 0
+    for text, href in entries:
+        if not href or href.startswith("#"): continue
+        _open(page, base + "index.html")
+        want = urljoin(base + "index.html", href).split("#")[0]
+        try:
+            page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first.click(timeout=10_000)
+            page.wait_for_load_state()
+            ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
+        except Exception: ok = False
+        if not ok: problems.append(f"browser ({mode}): the sidebar's {text!r} led to {page.url}, not to a page ({want})")
+        clicked += 1
+    if clicked == 0: problems.append(f"browser ({mode}): the sidebar has no links")
+    _open(page, base + "index.html")
+    try:
+        page.locator("label.md-search__icon, .md-search__input").first.click(timeout=10_000)
+        page.keyboard.type("box blur")
+        page.wait_for_selector(".md-search-result__item a", timeout=10_000)
+        page.locator(".md-search-result__item a").first.click(timeout=10_000)
+        page.wait_for_load_state()
+        if not _local(page.url, base) or page.locator("article h1").count() == 0:
+            problems.append(f"browser ({mode}): the first search result led to {page.url}, not to a page of the site")
+    except Exception as e:                                   # no result in time: the search box does not work
+        problems.append(f"browser ({mode}): searching for 'box blur' gave no result ({type(e).__name__})")
+    return clicked
+
+
 def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
+    """Every page served over HTTP (console, images, links, figures, equations, screenshots), then the reader's walk
+    (`_walk`) on the site served and opened as files (file://, as `make docs` says one may)."""
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in site_pages(site) if only is None or n in only]
@@ -498,7 +541,7 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             links, figures, equations = set(), 0, 0
             for name in names:
-                url = urljoin(base, "" if name == "index" else name + "/")
+                url = urljoin(base, name + ".html")
                 errors.clear()
                 resp = _open(page, url)
                 if not resp or resp.status != 200: problems.append(f"browser: {url}: status {resp and resp.status}")
@@ -506,13 +549,18 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
                     if urlparse(href).netloc == urlparse(base).netloc: links.add(href.split("#")[0])
                 images = page.eval_on_selector_all("article img", _IMAGES)
+                loaded = 0
                 for k, (src, complete, w, h, shown) in enumerate(images):
                     if not complete or w == 0 or h == 0:
                         problems.append(f"images: {name}: image {k} did not load ({src[:60]!r})"); continue
-                    figures += 1
+                    loaded += 1
                     if src.startswith("data:"): data = _image_bytes(site, name, src)
                     else: data = f.read_bytes() if (f := site / unquote(urlparse(src).path).lstrip("/")).is_file() else None
                     if data and (p := figure_problem(name, k, data, w, shown)): problems.append(p + " (in the browser)")
+                figures += loaded
+                if loaded < FIGURE_PAGES.get(name, 0):
+                    problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "
+                                    f"{FIGURE_PAGES[name]}")
                 if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
                 if wrapped := page.evaluate(_WRAPPED): problems.append(f"browser: {name}: {wrapped} printed outputs wrap their lines")
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
@@ -528,11 +576,17 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
             if figures == 0 and only is None: problems.append("images: no figure rendered with a non-zero size")
             if equations == 0 and only is None: problems.append("browser: no equation was typeset (MathJax did not run)")
+            walked = {}
+            if only is None or "index" in only:
+                for mode, root in (("served", base), ("files", site.resolve().as_uri() + "/")):
+                    errors.clear()
+                    walked[mode] = _walk(page, root, problems, mode)
+                    if mode == "files" and errors: problems.append(f"browser (files): console errors: {errors[:3]}")
             browser.close()
     finally:
         server.shutdown()
     return dict(pages=len(names), links_checked=len(links), figures=figures, equations=equations, per_page=report,
-                problems=problems, screenshots=shots)
+                sidebar_clicks=walked, problems=problems, screenshots=shots)
 
 
 def check(site: Path, out: Path, browser: bool = True) -> dict:
