@@ -206,22 +206,28 @@ def plot_distance_matrices(
     rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
     labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
     title: str | None = None, # the figure's title
-    size: float = 1.6, # inches per matrix
+    size: float = 1.1, # inches per matrix (five factors make a page-wide figure, 6.4 inches)
+    relative: Sequence[str] = ("gt",), # rows shown as a fraction of each matrix's largest distance
 ):
-    """One column per factor, one row per kind of distance (default: ground truth over perceived), each matrix scaled
-    on its own."""
+    """One column per factor, one row per kind of distance (default: ground truth over perceived). The matrices of a
+    row share one colour scale, shown by the row's colour bar, so factors can be compared by colour; the rows in
+    `relative` are scaled each to its own largest distance first (a factor of 3 values and one of 40 both span 0-1)."""
     import matplotlib.pyplot as plt
     names = list(matrices)
-    fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names), size * len(rows) + 0.4), squeeze=False)
-    for c, name in enumerate(names):
-        for r, (key, label) in enumerate(zip(rows, labels)):
+    fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
+                             squeeze=False, layout="constrained")
+    for r, (key, label) in enumerate(zip(rows, labels)):
+        shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative else matrices[n][key]
+                 for n in names}
+        lo, hi = min(float(m.min()) for m in shown.values()), max(float(m.max()) for m in shown.values())
+        for c, name in enumerate(names):
             ax = axes[r, c]
-            ax.imshow(matrices[name][key], cmap="viridis")
+            im = ax.imshow(shown[name], cmap="viridis", vmin=lo, vmax=hi)
             ax.set_xticks([]); ax.set_yticks([])
             if r == 0: ax.set_title(name, fontsize=8)
-            if c == 0: ax.set_ylabel(label, fontsize=8)
-    if title: fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+            if c == 0: ax.set_ylabel(label + (" (relative)" if key in relative else ""), fontsize=8)
+        fig.colorbar(im, ax=list(axes[r]), shrink=0.85).ax.tick_params(labelsize=7)
+    if title: fig.suptitle(title, fontsize=9)
     return fig
 
 # %% ../nbs/02_distances.ipynb #673c4e3c
@@ -346,27 +352,32 @@ def overlap_study(
 def plot_overlap_study(
     study: list[dict], # what `overlap_study` returned
     title: str | None = None, # the figure's title
-    size: float = 1.3, # inches per matrix
+    size: float = 1.1, # inches per matrix
     ncols: int = 5, # matrices per row
 ):
     """Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation,
-    `ncols` a row."""
+    `ncols` a row. The perceived matrices share one colour scale (the colour bar on the right), the ground truth has
+    its own (steps)."""
     import matplotlib.pyplot as plt
     n = len(study) + 1
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, (size + 0.45) * nrows + 0.4), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 0.9, (size + 0.4) * nrows + 0.4), squeeze=False,
+                             layout="constrained")
     axes = axes.ravel()
-    axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth", fontsize=9)
+    gt = axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth\n(steps)", fontsize=8)
+    hi = max(float(r["pcv"].max()) for r in study)
     for ax, r in zip(axes[1:], study):
-        ax.imshow(r["pcv"], cmap="viridis")
-        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=9)
+        im = ax.imshow(r["pcv"], cmap="viridis", vmin=0, vmax=hi)
+        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=8)
     for k, ax in enumerate(axes):
         ax.set_xticks([]); ax.set_yticks([])
         if k >= n: ax.set_axis_off()
+    fig.colorbar(gt, ax=axes[0], location="left", shrink=0.8).ax.tick_params(labelsize=7)
+    bar = fig.colorbar(im, ax=list(axes[1:]), shrink=0.8)
+    bar.ax.tick_params(labelsize=7); bar.set_label("perceived distance (MSE)", fontsize=7)
     fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)",
-                 fontsize=10)
-    fig.tight_layout()
+                 fontsize=9)
     return fig
 
 # %% ../nbs/02_distances.ipynb #ab24adb0

@@ -308,3 +308,17 @@ def test_the_readers_walk_flags_a_dead_sidebar_entry_and_a_search_that_fails_as_
     assert any("browser (served): the sidebar's" in p and "gone.html" in p for p in found), found
     assert any(p.startswith("browser (files): searching for 'box blur' gave no result") for p in found), found
     assert not any(p.startswith("browser (served): searching") for p in found), found
+
+
+def test_the_sidebar_groups_every_notebook_once_the_same_way_for_mkdocs_and_quarto():
+    "nbs/sidebar.yml (Quarto, custom_sidebar) and tools/docs.py's `grouped` (mkdocs): the same sections, every page once."
+    import yaml
+    import docs
+    quarto = {s["section"]: [Path(p).stem for p in s["contents"]]
+              for s in yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]}
+    stems = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb"))
+    assert sorted(s for pages in quarto.values() for s in pages) == stems
+    mk = {name: [next(iter(e.values())).removesuffix(".ipynb") for e in entries]
+          for g in docs.grouped([(s, {s: f"{s}.ipynb"}) for s in stems]) for name, entries in g.items()}
+    assert {k: sorted(v) for k, v in mk.items()} == {k: sorted(v) for k, v in quarto.items()}
+    assert list(mk) == ["The story", "The toolkit", "Operations"] and mk["The story"][0] == "index"

@@ -415,6 +415,21 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
+SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction"],
+            "Operations": ["install", "10_bench", "11_cli"]}
+TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
+
+
+def grouped(pages: list[tuple[str, dict]]) -> list[dict]:
+    "The sidebar: the story, the toolkit, operations; `pages` are (notebook stem, {title: file}) in notebook order."
+    by_stem = dict(pages)
+    named = {s for stems in SECTIONS.values() for s in stems}
+    sections = {"The story": [by_stem[s] for s in SECTIONS["The story"] if s in by_stem],
+                TOOLKIT: [entry for stem, entry in pages if stem not in named],
+                "Operations": [by_stem[s] for s in SECTIONS["Operations"] if s in by_stem]}
+    return [{name: entries} for name, entries in sections.items() if entries]
+
+
 def build(proc: bool = True) -> Path:
     if proc: process_notebooks()
     shutil.rmtree(SRC, ignore_errors=True)
@@ -429,14 +444,14 @@ def build(proc: bool = True) -> Path:
         nb = clean(nb, modules.get(stem), anchors, own)
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
         title = "Home" if path.stem == "index" else plain(nb.get("metadata", {}).get("title", path.stem))
-        nav.append({title: path.name})
+        nav.append((stem, {title: path.name}))
     config = ROOT / "_mkdocs_nav.yml"                      # mkdocs.yml plus the pages in notebook order
     extra = {}
     if (shim := vendor_worker_shim()) is not None:          # the offline plugin takes a polyfill that names iframe-worker
         (SRC / SHIM_PATH).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(shim, SRC / SHIM_PATH)
         extra = {"extra": {"polyfills": [SHIM_PATH]}}
-    config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": nav, **extra}), encoding="utf-8")
+    config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": grouped(nav), **extra}), encoding="utf-8")
     for extra in ("styles.css",):
         if (ROOT / "nbs" / extra).exists(): shutil.copy(ROOT / "nbs" / extra, SRC / extra)
     if (ROOT / "nbs" / "images").exists(): shutil.copytree(ROOT / "nbs" / "images", SRC / "images")
