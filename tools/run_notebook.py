@@ -1,10 +1,13 @@
 """Execute a notebook in its own folder and save it with its outputs, so that the site shows what it printed and drew.
 
-    python tools/run_notebook.py nbs/09_reproduction.ipynb
+    python tools/run_notebook.py nbs/09_reproduction.ipynb            # every cell keeps its output
+    python tools/run_notebook.py --shown nbs/02_distances.ipynb       # only the cells that showed an output before
 
 nbdev_test executes every notebook but keeps nothing; the reproduction's readings refer to tables and figures that
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
-`nbdev_clean`, which keeps outputs). Stops at the first cell that raises, writing nothing.
+`nbdev_clean`, which keeps outputs). The other notebooks keep the outputs of chosen cells only (their figures and key
+tables); `--shown` refreshes those and leaves every other cell without output. Stops at the first cell that raises,
+writing nothing.
 """
 import os
 import sys
@@ -13,10 +16,17 @@ from pathlib import Path
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
-if len(sys.argv) != 2: sys.exit(__doc__)
-path = Path(sys.argv[1]).resolve()
+args = sys.argv[1:]
+shown_only = "--shown" in args
+paths = [a for a in args if a != "--shown"]
+if len(paths) != 1: sys.exit(__doc__)
+path = Path(paths[0]).resolve()
 os.chdir(path.parent)
 nb = read_nb(path)
+had = [bool(c.get("outputs")) for c in nb.cells]
 CaptureShell().run_all(nb, exc_stop=True)
+if shown_only:
+    for cell, keep in zip(nb.cells, had):
+        if cell.cell_type == "code" and not keep: cell["outputs"] = []
 write_nb(nb, path)
-print(f"executed and saved {path}")
+print(f"executed and saved {path}" + (" (outputs of the cells that had them)" if shown_only else ""))
