@@ -404,7 +404,7 @@ def _add_figures(f):
 # %% ../nbs/11_cli.ipynb #8726e66e
 def cmd_demo(args) -> int:
     "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
-    from disentlit.experiments import demo
+    from disentlit.demo import demo
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
     r = demo(args.out, args.steps, progress=not args.quiet, say=say)
     if args.json: _emit(r, True, "")
@@ -414,7 +414,7 @@ def cmd_demo(args) -> int:
 @command("demo", "the main job on the embedded default dataset (no download, no GPU)", cmd_demo,
          json_help="print one JSON object (the report's numbers); the narration goes to stderr")
 def _add_demo(m):
-    from disentlit.experiments import DEMO_STEPS
+    from disentlit.demo import DEMO_STEPS
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=DEMO_STEPS,
                    help=f"training steps of each demo run (default {DEMO_STEPS})")
