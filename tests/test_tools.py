@@ -58,3 +58,11 @@ def test_the_landing_page_shows_the_headline_table_of_the_committed_database():
     assert headline.table() in index, "nbs/index.ipynb's headline table differs from `python tools/headline.py --table`"
     assert "](images/headline.png)" in index
     with Image.open(ROOT / "nbs" / "images" / "headline.png") as im: assert im.width / 110 <= 6.45
+
+
+def test_the_demo_quotes_the_reproductions_medians():
+    "disentlit.demo.REPRODUCTION, which the demo's report prints beside its own runs, equals the committed database."
+    sys.path.insert(0, str(ROOT / "tools"))
+    import headline
+    from disentlit.demo import REPRODUCTION
+    assert REPRODUCTION == headline.medians()

@@ -54,40 +54,31 @@ def table(db: Path = DB) -> str:
     return "\n".join(lines)
 
 
+def medians(db: Path = DB) -> dict:
+    "Metric -> arm -> the median of its runs, rounded as `disentlit.demo.REPRODUCTION` quotes them."
+    import numpy as np
+    keys = {"MSE": "mse", "MSE x 3969 (the box blur's weight)": "mse x 3969", "box blur": "box_blur"}
+    arms = arm_rows(db)
+    return {m: {keys[a]: round(float(np.median([r[m] for r in runs])), 3) for a, runs in arms.items()} for m in METRICS}
+
+
 def figure(path: Path = FIGURE, db: Path = DB):
-    "Draw the headline figure (6.4 inches wide) to `path`."
+    "Draw the headline figure (6.4 inches wide, the demo's `plot_headline`) to `path`."
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
     from disentlit.data_files import get_dataset
+    from disentlit.demo import plot_headline
     from disentlit.distances import traversal_distance_matrices
     from disentlit.losses import get_loss
     data = get_dataset("xysquares")
-    fig = plt.figure(figsize=(6.4, 2.5), layout="constrained")
-    grid = fig.add_gridspec(1, 3, width_ratios=[1, 1, 1.25])
-    for k, (loss, title) in enumerate([("mse", "MSE: every step\nlooks equally far"),
-                                       ("box_blur", "box blur: nearer positions\nlook nearer")]):
-        m = traversal_distance_matrices(data, n=64, distance=get_loss(loss).distance, factors=["x_R"])["x_R"]["pcv"]
-        ax = fig.add_subplot(grid[k])
-        im = ax.imshow(m, cmap="viridis", vmin=0)
-        ax.set_title(title, fontsize=8)
-        ax.set_xlabel("x_R position", fontsize=7); ax.set_ylabel("x_R position", fontsize=7)
-        ax.tick_params(labelsize=7)
-        bar = fig.colorbar(im, ax=ax, shrink=0.8)
-        bar.ax.tick_params(labelsize=7)
-        bar.set_label(f"perceived distance ({'MSE' if loss == 'mse' else 'box-blur loss'})", fontsize=7)
-    ax = fig.add_subplot(grid[2])
-    arms = arm_rows(db)
-    labels = ["MSE", "MSE\nx 3969", "box\nblur"]
-    for x, (name, runs) in enumerate(arms.items()):
-        v = np.array([r["dci.disentanglement"] for r in runs])
-        ax.scatter(np.full(len(v), x) + np.linspace(-0.12, 0.12, len(v)), v, s=14, color=f"C{x}", zorder=3)
-        ax.hlines(np.median(v), x - 0.3, x + 0.3, color=f"C{x}", lw=2)
-    ax.set_xticks(range(len(arms)), labels, fontsize=7)
-    ax.set_xlim(-0.6, len(arms) - 0.4); ax.set_ylim(0, None)
-    ax.set_ylabel("DCI disentanglement", fontsize=7); ax.tick_params(labelsize=7)
-    ax.set_title("what a beta-VAE learns\n(5 seeds each)", fontsize=8)
+    perceived = {loss: traversal_distance_matrices(data, n=64, distance=get_loss(loss).distance,
+                                                   factors=["x_R"])["x_R"]["pcv"] for loss in ("mse", "box_blur")}
+    labels = {"MSE": "MSE", "MSE x 3969 (the box blur's weight)": "MSE\nx 3969", "box blur": "box\nblur"}
+    fig = plot_headline({"MSE: every step\nlooks equally far": perceived["mse"],
+                         "box blur: nearer positions\nlook nearer": perceived["box_blur"]},
+                        {labels[a]: [r["dci.disentanglement"] for r in runs] for a, runs in arm_rows(db).items()},
+                        title="what a beta-VAE learns\n(5 seeds each)")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
