@@ -1017,7 +1017,7 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
     import matplotlib.pyplot as plt
     losses = sorted({r.get("loss", "") for r, _ in logs})
     within = [k for k in varied_settings([r for r, _ in logs]) if k != "loss"]
-    fig, axes = plt.subplots(1, len(losses), figsize=(5 * len(losses), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(losses), figsize=(6.4, 3.2), squeeze=False, layout="constrained")  # a page wide
     for ax, loss in zip(axes[0], losses):
         at = {r["id"]: log for r, log in logs if r.get("loss", "") == loss}
         runs = [r for r, _ in logs if r["id"] in at]
@@ -1029,7 +1029,6 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
                         label=f"{name} ({len(group)} run{'s' * (len(group) > 1)})" if i == 0 else None)
         ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")
         ax.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 # %% ../nbs/08_experiments.ipynb #1ba27bb6
@@ -1068,8 +1067,8 @@ def figures(db_path: str | Path,                      # a results database
     if metrics and any("final.recon" in r for r in rows):    # one column per loss: their values are in different units
         losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
         others = [k for k in varied if k != "loss"]
-        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(5 * len(losses), 3.4 * len(metrics)),
-                                 squeeze=False)
+        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(6.4, 2.9 * len(metrics)), squeeze=False,
+                                 layout="constrained")
         for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
             at = [r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss]
             for key, group in _groups(at, others).items():

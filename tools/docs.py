@@ -228,11 +228,18 @@ def api_markdown(obj, name: str, source: str | None = None) -> str:
         cell = lambda v: f"<code>{html.escape(v)}</code>" if v else ""
         body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in
                                         [(f"<em>{r[0]}</em>" if r[0] == "returns" else cell(r[0])), cell(r[1]), cell(r[2])]
-                                        + ([html.escape(r[3])] if described else [])) + "</tr>" for r in rows)
+                                        + ([inline_markdown(r[3])] if described else [])) + "</tr>" for r in rows)
         parts.append('<table class="api-params"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) +
                      f"</tr></thead><tbody>{body}</tbody></table>")
     if source: parts.append(f'<p class="api-source"><a href="{source}">source</a></p>')
     return "\n\n".join(parts) + "\n"
+
+
+def inline_markdown(text: str) -> str:
+    "A docments comment as HTML: `code`, *emphasis* and links rendered, everything else escaped, no paragraph around it."
+    import markdown
+    out = markdown.markdown(html.escape(text, quote=False)).strip()
+    return out[3:-4] if out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1 else out
 
 
 def _linkify(text: str) -> str:
@@ -306,6 +313,29 @@ def _gif_as_html(out: dict):
         data["text/html"] = f'<img src="data:image/gif;base64,{gif}" alt="animated GIF">'
 
 
+def _sentence(markdown_text: str, limit: int = 200) -> str:
+    "The first sentence of a Markdown cell as plain text (headings, emphasis, code marks and links dropped)."
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown_text)
+    text = " ".join(l.lstrip("> ").strip() for l in text.splitlines() if l.strip() and not l.startswith(("|", "#")))
+    text = re.sub(r"\*\*|[*`$]|(?<!\w)_|_(?!\w)", "", text)
+    m = re.match(r"(.+?[.:!?])(\s|$)", text)
+    return (m.group(1) if m else text)[:limit].strip()
+
+
+def figures_with_alt(cell: dict, caption: str | None, context: str):
+    """Image outputs as HTML figures: the cell's `#| fig-cap:` is the caption under the image and its alt text; without
+    one, the alt text is `context` (the first sentence of the Markdown before the cell)."""
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        kind = next((k for k in ("image/png", "image/jpeg") if k in data), None)
+        if kind is None or "text/html" in data: continue
+        src = f"data:{kind};base64," + "".join(data.pop(kind)).replace("\n", "")
+        alt = html.escape(caption or context or "a figure", quote=True)
+        img = f'<img src="{src}" alt="{alt}">'
+        data["text/html"] = (f'<figure class="nb-figure">{img}<figcaption>{html.escape(caption)}</figcaption></figure>'
+                             if caption else img)
+
+
 def _front_matter(src: str) -> dict | None:
     "The YAML front matter nbdev makes of a notebook's title and summary, if `src` is one."
     import yaml
@@ -319,9 +349,10 @@ def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
           own_ids: set | None = None) -> dict:
     """A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries;
     `own_ids`: the ids of the source notebook's cells, whose `show_doc` cells win over nbdev's copies)."""
-    cells = []
+    cells, context = [], ""
     for cell in nb["cells"]:
         src = "".join(cell["source"])
+        if cell["cell_type"] == "markdown": context = _sentence(src)
         if cell["cell_type"] == "raw" and (meta := _front_matter(src)):
             nb.setdefault("metadata", {})["title"] = meta["title"]
             text = f"# {meta['title']}" + (f"\n\n> {meta['description']}" if meta.get("description") else "")
@@ -340,6 +371,8 @@ def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
             if len(kept) < len(cell.get("outputs", [])):          # a note where the widget was (docs_check wants a snapshot after it)
                 kept.append(dict(output_type="display_data", metadata={}, data={"text/html": WIDGET_NOTE}))
             cell["outputs"] = kept
+            cap = opts.get("fig-cap")
+            figures_with_alt(cell, cap.strip().strip('"') if isinstance(cap, str) else None, context)
             for out in cell.get("outputs", []):
                 _gif_as_html(out)
                 data = out.get("data", {})

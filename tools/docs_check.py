@@ -40,6 +40,7 @@ goes to --out.
 """
 from __future__ import annotations
 
+import ast
 import base64
 import functools
 import http.server
@@ -67,6 +68,7 @@ SIZE_ONLY = [re.compile(p) for p in (
     r"^<PIL\.[\w.]+ image mode=\w+ size=\d+x\d+( at 0x[0-9A-Fa-f]+)?>$",
     r"^(HBox|VBox|Box|Image|IntSlider|FloatSlider|Dropdown|Output)\((children|value|layout|description)=",
 )]
+NO_ALT = "No description has been provided for this image"     # nbconvert's alt text for an image without one
 SEARCH_JUNK = [re.compile(p) for p in (r"In\s*\[\s*\d*\s*\]:", r"Copied!", r"\btest_(eq|close|fail|ne|is)\(",
                                          r"\bassert\s+[\w(]")]
 
@@ -290,6 +292,10 @@ def check_images(site: Path, docs: dict) -> list[str]:
                 with Image.open(io.BytesIO(data)) as im: w, h = im.size
                 if w < 1 or h < 1: raise ValueError("empty")
             except Exception: problems.append(f"images: {name}: image {k} ({src[:60]!r}) is not a picture")
+            alt = (img.get("alt") or "").strip()
+            if not alt or alt == NO_ALT:
+                problems.append(f"images: {name}: image {k} ({src[:40]!r}) has no alt text (a `#| fig-cap:` or the "
+                                "sentence before its cell gives one)")
         for out in content.select(".jp-OutputArea-output"):
             if out.find("img"): continue
             text = _output_text(out)
@@ -454,12 +460,58 @@ def check_cli(docs: dict, page: str = "11_cli", commands: dict | None = None, pr
     return problems
 
 
+# ---- outputs of the notebooks ------------------------------------------------------------------------------------
+
+SHOWS = ("print", "display")
+def _name(call):
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+def shows(src: str) -> str | None:
+    """What a code cell shows when it runs, read from its code: a call to print or display, a plot_* function whose
+    figure it does not close (Jupyter shows open figures), or a last line that is a bare expression (not a call,
+    not ended by `;`). None where it shows nothing, or where that cannot be told without running it."""
+    lines = src.splitlines()
+    opts = [l for l in lines if l.startswith("#|")]
+    if any(re.match(r"#\|\s*(hide|export|exporti|exports|eval:\s*false|include:\s*false)\b", o) for o in opts): return None
+    try: tree = ast.parse("\n".join(l for l in lines if not l.startswith("#|")))
+    except SyntaxError: return None
+    if not tree.body: return None
+    closes = any(isinstance(n, ast.Call) and _name(n) == "close" for n in ast.walk(tree))
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): continue
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.FunctionDef, ast.Lambda)): break
+            if isinstance(n, ast.Call):
+                if _name(n) in SHOWS: return f"calls {_name(n)}()"
+                if _name(n).startswith("plot_") and not closes: return f"draws with {_name(n)}()"
+    last = tree.body[-1]
+    code_lines = [l for l in lines if l.strip() and not l.startswith("#|")]
+    if isinstance(last, ast.Expr) and not isinstance(last.value, (ast.Call, ast.Constant, ast.Await)) \
+            and not code_lines[-1].split("#")[0].rstrip().endswith(";"):
+        return "ends with an expression"
+    return None
+
+def check_outputs(nbs: Path = ROOT / "nbs", only: set | None = None) -> list[str]:
+    """A cell that prints, displays or draws must be saved with its output (the site shows the saved notebook: a
+    cell that prints with nothing under it reads as broken); `python tools/run_notebook.py --shown NB` saves them."""
+    problems = []
+    for f in sorted(nbs.glob("*.ipynb")):
+        if only is not None and f.stem not in only: continue
+        for cell in json.loads(f.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code" or cell.get("outputs"): continue
+            if what := shows("".join(cell["source"])):
+                last = "".join(cell["source"]).strip().splitlines()[-1][:60]
+                problems.append(f"outputs: {f.stem}: a cell that {what} has no output saved (its last line: {last!r})")
+    return problems
+
+
 def static_check(site: Path, symbols: dict | None = None, cli_page: str = "11_cli", commands: dict | None = None,
                  only: set | None = None) -> dict:
     "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
     docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
     problems = (check_links(site, docs) + check_toc(docs) + check_api(docs, symbols) + check_images(site, docs) +
-                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else []))
+                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else [])
+                + check_outputs(only=only))
     return dict(pages=len(docs), problems=list(dict.fromkeys(problems)))
 
 

@@ -6,7 +6,8 @@
 nbdev_test executes every notebook but keeps nothing; the reproduction's readings refer to tables and figures that
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
 `nbdev_clean`, which keeps outputs). The other notebooks keep the outputs of chosen cells only (their figures and key
-tables); `--shown` refreshes those and leaves every other cell without output. Stops at the first cell that raises,
+tables); `--shown` refreshes those, and
+the cells that print, display or draw (tools/docs_check.py's `shows`), and leaves every other cell without output. Stops at the first cell that raises,
 writing nothing.
 """
 import os
@@ -16,6 +17,9 @@ from pathlib import Path
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
+
 args = sys.argv[1:]
 shown_only = "--shown" in args
 paths = [a for a in args if a != "--shown"]
@@ -23,7 +27,7 @@ if len(paths) != 1: sys.exit(__doc__)
 path = Path(paths[0]).resolve()
 os.chdir(path.parent)
 nb = read_nb(path)
-had = [bool(c.get("outputs")) for c in nb.cells]
+had = [bool(c.get("outputs")) or (c.cell_type == "code" and shows("".join(c.source)) is not None) for c in nb.cells]
 CaptureShell().run_all(nb, exc_stop=True)
 if shown_only:
     for cell, keep in zip(nb.cells, had):
