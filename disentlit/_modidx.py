@@ -3,7 +3,7 @@
 d = { 'settings': { 'branch': 'main',
                 'doc_baseurl': '/disentlit',
                 'doc_host': 'https://disentlit.github.io',
-                'git_url': 'https://github.com/disentlit/disentlit',
+                'git_url': '',
                 'lib_path': 'disentlit'},
   'syms': { 'disentlit.bench': { 'disentlit.bench.SyncCounter': ('bench.html#synccounter', 'disentlit/bench.py'),
                                  'disentlit.bench.SyncCounter.__init__': ('bench.html#synccounter.__init__', 'disentlit/bench.py'),

@@ -322,3 +322,39 @@ def test_the_sidebar_groups_every_notebook_once_the_same_way_for_mkdocs_and_quar
           for g in docs.grouped([(s, {s: f"{s}.ipynb"}) for s in stems]) for name, entries in g.items()}
     assert {k: sorted(v) for k, v in mk.items()} == {k: sorted(v) for k, v in quarto.items()}
     assert list(mk) == ["The story", "The toolkit", "Operations"] and mk["The story"][0] == "index"
+
+
+def test_source_links_come_from_the_repository_setting_and_none_without_one(monkeypatch):
+    import configparser
+    import docs
+    from disentlit.data import small_text
+    cfg = configparser.ConfigParser()
+    cfg.read_dict({"DEFAULT": {"git_url": "", "branch": "main"}})
+    monkeypatch.setattr(docs, "settings", lambda: cfg["DEFAULT"])
+    assert docs.source_link(small_text) is None                      # no repository set: no link at all
+    assert "api-source" not in docs.api_markdown(small_text, "small_text", docs.source_link(small_text))
+    cfg["DEFAULT"]["git_url"] = "https://example.org/me/disentlit/"
+    link = docs.source_link(small_text)
+    line = __import__("inspect").getsourcelines(small_text)[1]
+    assert link == f"https://example.org/me/disentlit/blob/main/disentlit/data.py#L{line}"
+    assert f'<a href="{link}">source</a>' in docs.api_markdown(small_text, "small_text", link)
+
+
+def test_outputs_rule_flags_a_printing_cell_saved_without_its_output(tmp_path):
+    import docs_check
+    cells = [dict(cell_type="code", source="x = 1\nx", outputs=[], metadata={}),            # shows x: flagged
+             dict(cell_type="code", source="print('hi')", outputs=[], metadata={}),        # prints: flagged
+             dict(cell_type="code", source="fig = plot_thing()\nplt.close(fig)", outputs=[], metadata={}),
+             dict(cell_type="code", source="y = 2\ny;", outputs=[], metadata={}),           # `;`: shows nothing
+             dict(cell_type="code", source="#| export\ndef f(): print(1)", outputs=[], metadata={}),
+             dict(cell_type="code", source="plot_thing()", metadata={},
+                  outputs=[dict(output_type="display_data", data={"image/png": "x"}, metadata={})])]
+    (tmp_path / "nb.ipynb").write_text(json.dumps(dict(cells=cells, metadata={}, nbformat=4, nbformat_minor=5)))
+    found = docs_check.check_outputs(tmp_path)
+    assert len(found) == 2 and "ends with an expression" in found[0] and "calls print()" in found[1], found
+
+
+def test_images_rule_flags_an_image_without_alt_text(seeded):
+    seeded.edit("04_losses", lambda h: re.sub(r'(<img[^>]*?) alt="[^"]*"', r'\1 alt=""', h, count=1))
+    found = problems(seeded.path, "04_losses", rule="images")
+    assert any("has no alt text" in p for p in found), found

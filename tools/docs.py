@@ -54,7 +54,6 @@ WIDGET_NOTE = ('<p class="widget-snapshot-needed"><em>Here Jupyter shows a live 
                'a static page cannot, so a snapshot of it follows.</em></p>')
 _NB_LINK = re.compile(r"\((?:nbs/)?([\w-]+)\.ipynb\)")
 _SHOW_DOC = re.compile(r"^show_doc\(([\w.]+)\)\s*$", re.M)
-_SOURCE_LINK = re.compile(r"\[source\]\((https?://[^)\s]+)\)")
 
 
 def settings() -> configparser.SectionProxy:
@@ -256,15 +255,25 @@ def _resolve(name: str, module: str):
     return obj
 
 
+def source_link(obj) -> str | None:
+    """Where `obj` is defined in the project's repository (settings.ini's `git_url`, its `branch`): None when no
+    repository is set or the source cannot be found, so that no page links to a repository that does not exist."""
+    repo = settings().get("git_url", "").strip().rstrip("/")
+    if not repo: return None
+    try:
+        path = Path(inspect.getsourcefile(inspect.unwrap(obj))).resolve().relative_to(ROOT)
+        line = inspect.getsourcelines(inspect.unwrap(obj))[1]
+    except (TypeError, OSError, ValueError): return None
+    return f"{repo}/blob/{settings().get('branch', 'main')}/{path.as_posix()}#L{line}"
+
+
 def render_api(cell: dict, module: str | None):
     "Replace the output of a `show_doc(name)` cell by `api_markdown` of the object (nbdev's output kept if it cannot be found)."
     m = _SHOW_DOC.search(cell["source"])
     if not m or module is None: return
     try: obj = _resolve(m.group(1), module)
     except (ImportError, AttributeError): return
-    old = "".join(next((o["data"]["text/markdown"] for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})), ""))
-    source = (s.group(1) if (s := _SOURCE_LINK.search(old)) else None)
-    md = api_markdown(obj, m.group(1), source)
+    md = api_markdown(obj, m.group(1), source_link(obj))
     cell["outputs"] = [dict(output_type="display_data", metadata={}, data={"text/markdown": md, "text/plain": m.group(1)})]
     try: cell["_line"] = inspect.getsourcelines(inspect.unwrap(obj))[1]
     except (TypeError, OSError): cell["_line"] = None

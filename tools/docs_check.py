@@ -15,7 +15,10 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
 - api: every exported name of the page's module has an entry, and no name has two; every entry (an h3 in an output) is followed by its
   signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
   and no page reads "Call self as a function.";
-- images: every <img> has a source that exists and decodes to a picture; no output shows an image as its size only
+- outputs: every notebook cell that prints, displays or draws is saved with its output (`shows`), so no page shows
+  such a cell with nothing under it;
+- images: every <img> has a source that exists and decodes to a picture, and alt text (a figure's `#| fig-cap:`, or
+  the sentence before its cell; never nbconvert's placeholder); no output shows an image as its size only
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
 - figures: the text in every figure is readable at the page's width (method below);
@@ -33,10 +36,12 @@ at min(its width, the page's content width: 648 px at a 1280 px window) or, in t
 its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
 defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
 
-In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads,
-every internal link answers 200, the figure rule at the rendered widths, no contents entry is cut by the sidebar
-(ellipsis), printed outputs keep their lines (no wrapping); a screenshot of every page (its top, and the whole page)
-goes to --out.
+In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads
+(and the reproduction shows at least its 5 figures), every internal link answers 200, the figure rule at the rendered
+widths, no contents entry is cut by the sidebar (ellipsis), printed outputs keep their lines (no wrapping); a
+screenshot of every page (its top, and the whole page) goes to --out. Then a reader's walk (`_walk`), on the site
+served and opened as files (file://): every sidebar entry clicked from the landing page opens its page, and a search
+for "box blur" gives a result that opens a page.
 """
 from __future__ import annotations
 
