@@ -22,13 +22,18 @@ from .models import kl_normal, kl_normal_pair
 from .training import RunConfig, load_run
 
 # %% auto #0
-__all__ = ['METRICS', 'DCI_MODES', 'LEVELS', 'LEVEL_LABELS', 'ACTIVE_KL', 'DRAWN_RATIO', 'histogram_discretize',
-           'discrete_mutual_info', 'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'metric_defaults',
-           'metric_plan', 'encode_indices', 'evaluate', 'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder',
-           'score', 'learned_distance_matrices', 'latent_kl', 'channel_recon', 'diagnose', 'scalar_metrics', 'scorer']
+__all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'DCI_MODES', 'DCI_ES_DEPTHS', 'UDR_CORRELATIONS', 'LEVELS', 'LEVEL_LABELS',
+           'ACTIVE_KL', 'DRAWN_RATIO', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy', 'mig',
+           'dci_from_importance', 'dci', 'sap', 'modularity_from_mi', 'explicitness', 'modularity_explicitness', 'irs',
+           'loss_capacity', 'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec',
+           'relative_strength', 'udr', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',
+           'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'learned_distance_matrices', 'latent_kl',
+           'channel_recon', 'diagnose', 'scalar_metrics', 'scorer']
 
 # %% ../nbs/06_metrics.ipynb #08f39dec
-METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")
+METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")          # the classic five: the default suite
+NEW_METRICS = ("modularity", "irs", "dci_es", "infomec")           # the newer ones, on request
+METRIC_NAMES = METRICS + NEW_METRICS                              # every name `evaluate` accepts
 
 def _check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary: bool = True):
     "`z` as float64 (N, D) and `y` as (N, F), or a `DisentlitError` naming what is wrong."
@@ -259,6 +264,294 @@ def sap(
     gaps = top[0] - top[1]
     return dict(sap=float(gaps.mean()), gaps=gaps, score_matrix=S)
 
+# %% ../nbs/06_metrics.ipynb #8622d5a4
+def modularity_from_mi(
+    mutual_info, # mutual information (D latents, F factors), F >= 2
+) -> np.ndarray: # the modularity of each latent (D,)
+    "Ridgeway and Mozer's modularity of each latent from its mutual information with each factor (0 for a silent one)."
+    mi = np.asarray(mutual_info, dtype=np.float64)
+    m2 = np.square(np.where(mi > 1e-12, mi, 0))       # below 1e-12 nats: rounding noise of a constant latent's zero
+    if m2.ndim != 2 or m2.shape[1] < 2:
+        raise DisentlitError(f"modularity needs a (latents, factors) matrix with at least 2 factors, got {m2.shape}")
+    top = m2.max(1)
+    spread = (m2.sum(1) - top) / np.where(top > 0, top * (m2.shape[1] - 1), 1)
+    return np.where(top > 0, 1 - spread, 0.0)
+
+# %% ../nbs/06_metrics.ipynb #f29b3778
+def _standardise(z, z_test):
+    "Both sets scaled by the training set's mean and standard deviation (a constant latent: by 1)."
+    mu, sd = z.mean(0), z.std(0)
+    sd = np.where(sd > 0, sd, 1)
+    return (z - mu) / sd, (z_test - mu) / sd
+
+def _auc_macro(labels, proba, classes) -> float:
+    "Mean one-against-the-rest ROC-AUC over the classes that occur (and not alone) in `labels`."
+    from sklearn.metrics import roc_auc_score
+    cols = [c for c in range(len(classes)) if 0 < (labels == classes[c]).sum() < len(labels)]
+    if not cols: return float("nan")
+    return float(np.mean([roc_auc_score(labels == classes[c], proba[:, c]) for c in cols]))
+
+def _logistic(seed, **kwargs):
+    "A scikit-learn LogisticRegression whose fit reports whether it converged: fit(x, y) -> (model, converged)."
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.exceptions import ConvergenceWarning
+    def fit(x, y):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            model = LogisticRegression(random_state=seed, **kwargs).fit(x, y)
+        return model, not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return fit
+
+def explicitness(
+    z, # latents (N, D)
+    y, # factor positions (N, F)
+    z_test=None, # test latents (default: the last third of `z`)
+    y_test=None, # test factor positions
+    seed: int = 0, # the classifiers' random state
+) -> dict: # explicitness_train, explicitness_test, per factor, converged
+    """Ridgeway and Mozer's explicitness of latents `z` for factors `y`: the ROC-AUC of a logistic regression from all
+    standardised latents to each factor, averaged over factors."""
+    z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "explicitness")
+    z, z_test = _standardise(z, z_test)
+    fit, train, test, ok = _logistic(seed), [], [], True
+    for k in range(y.shape[1]):
+        clf, converged = fit(z, y[:, k])
+        ok &= converged
+        train.append(_auc_macro(y[:, k], clf.predict_proba(z), clf.classes_))
+        test.append(_auc_macro(y_test[:, k], clf.predict_proba(z_test), clf.classes_))
+    return dict(explicitness_train=float(np.mean(train)), explicitness_test=float(np.mean(test)),
+                per_factor_train=np.array(train), per_factor_test=np.array(test), converged=bool(ok))
+
+# %% ../nbs/06_metrics.ipynb #b7c0be14
+def modularity_explicitness(
+    z, # latents (N, D)
+    y, # factor positions (N, F), F >= 2
+    z_test=None, # test latents (default: the last third of `z`)
+    y_test=None, # test factor positions
+    bins: int = 20, # histogram bins per latent (for the mutual information)
+    seed: int = 0, # the classifiers' random state
+) -> dict: # modularity, explicitness_train, explicitness_test, per latent / factor
+    "Modularity (on the training set's binned mutual information) and explicitness of latents `z` for factors `y`."
+    z, y, zt, yt = _train_test(z, y, z_test, y_test, "modularity")
+    if y.shape[1] < 2: raise DisentlitError("modularity: needs at least 2 factors, got 1")
+    mi = discrete_mutual_info(histogram_discretize(z, bins), _labels(y))
+    per = modularity_from_mi(mi)
+    out = explicitness(z, y, zt, yt, seed=seed)
+    return dict(modularity=float(per.mean()), explicitness_train=out["explicitness_train"],
+                explicitness_test=out["explicitness_test"], modularity_per_latent=per, mutual_info=mi,
+                explicitness_per_factor=out["per_factor_test"], converged=out["converged"])
+
+# %% ../nbs/06_metrics.ipynb #66c5bffe
+def irs(
+    z, # latents (N, D)
+    y, # factor positions (N, F)
+    diff_quantile: float = 0.99, # the quantile of the within-group deviation (1: the paper's maximum)
+    bins: int = 20, # equal-width bins per factor
+) -> dict: # irs, per_latent, matrix (active latents x factors), parents, max_deviations, num_active_dims
+    "Interventional Robustness Score of latents `z` (N, D) for factors `y` (N, F), constant latents dropped."
+    z, y = _check_zy(z, y, "irs")
+    if not (isinstance(diff_quantile, (int, float)) and 0 < diff_quantile <= 1):
+        raise DisentlitError(f"irs: diff_quantile must be a number in (0, 1], got {diff_quantile!r}")
+    F = y.shape[1]
+    za = z[:, z.var(0) > 0]
+    if not za.shape[1]:
+        return dict(irs=0.0, per_latent=np.zeros(0), matrix=np.zeros((0, F)), parents=np.zeros(0, dtype=np.int64),
+                    max_deviations=np.zeros(0), num_active_dims=0)
+    yd = histogram_discretize(y, bins)
+    max_dev = np.abs(za - za.mean(0)).max(0)
+    dev = np.zeros((za.shape[1], F))
+    for k in range(F):
+        order = np.argsort(yd[:, k], kind="stable")           # the sample grouped by the value of factor k
+        starts = np.flatnonzero(np.r_[True, np.diff(yd[order, k]) != 0])
+        for g in np.split(za[order], starts[1:]):
+            dev[:, k] += np.percentile(np.abs(g - g.mean(0)), 100 * diff_quantile, axis=0)
+        dev[:, k] /= len(starts)
+    R = 1 - dev / max_dev[:, None]
+    per = R.max(1)
+    return dict(irs=float(np.average(per, weights=max_dev)), per_latent=per, matrix=R, parents=R.argmax(1),
+                max_deviations=max_dev, num_active_dims=int(za.shape[1]))
+
+# %% ../nbs/06_metrics.ipynb #1830a4a3
+DCI_ES_DEPTHS = (1, 2, 4, 8, 16, 32)
+
+def _tree_depth_predictions(tree, x, depths) -> np.ndarray:
+    "Predictions (T, N) of the truncations of a fitted regression tree at each depth in `depths`."
+    path = tree.decision_path(x)            # each row: the nodes from the root down, the node at place d at depth d
+    start, length = path.indptr[:-1], np.diff(path.indptr)
+    value = tree.tree_.value.reshape(tree.tree_.node_count, -1)[:, 0]
+    return np.stack([value[path.indices[start + np.minimum(d, length - 1)]] for d in depths])
+
+def loss_capacity(
+    z, y, z_test, y_test, # checked train and test sets
+    depths=DCI_ES_DEPTHS, # the capacities: depths of the regression-tree probes
+    seed: int = 0, # the trees' random state
+) -> tuple: # (losses (F, T) on the test set, baseline losses (F,))
+    "Test MSE of each standardised factor for probes of each depth in `depths`, and of predicting the mean."
+    from sklearn.tree import DecisionTreeRegressor
+    mu, sd = y.mean(0), y.std(0)
+    yn, ytn = (y - mu) / sd, (y_test - mu) / sd
+    losses = np.zeros((y.shape[1], len(depths)))
+    for k in range(y.shape[1]):
+        tree = DecisionTreeRegressor(max_depth=max(depths), random_state=seed).fit(z, yn[:, k])
+        losses[k] = ((_tree_depth_predictions(tree, z_test, depths) - ytn[:, k]) ** 2).mean(1)
+    return losses, (ytn ** 2).mean(0)
+
+def explicitness_from_curve(
+    losses, # test losses (F, T) at capacities 1..T
+    baseline, # baseline losses (F,): predicting the mean
+    lowest: float = 0.0, # the lowest loss any code can reach
+) -> np.ndarray: # E per factor (F,)
+    "DCI-ES explicitness of each factor from its loss-capacity curve: 1 - AULCC / Z, capacities at equal steps."
+    losses = np.atleast_2d(np.asarray(losses, dtype=np.float64))
+    best = losses.argmin(1)
+    out = np.empty(len(losses))
+    for k, curve in enumerate(losses):
+        above = curve[:best[k] + 1] - curve[best[k]]
+        area = float(((above[1:] + above[:-1]) / 2).sum())       # trapezoids between the curve and its lowest point
+        out[k] = 1 - area / (0.5 * (losses.shape[1] - 1) * (np.asarray(baseline)[k] - lowest))
+    return out
+
+# %% ../nbs/06_metrics.ipynb #acdd690f
+def dci_es(
+    z, # latents (N, D)
+    y, # factor positions (N, F)
+    z_test=None, # test latents (default: the last third of `z`)
+    y_test=None, # test factor positions
+    depths=DCI_ES_DEPTHS, # the probes' capacities: regression-tree depths
+    mode: str = "exact", # DCI's classifiers: 'exact' or 'fast'
+    seed: int = 0, # the random state of classifiers and probes
+) -> dict: # dci's keys, explicitness, size, and per factor: explicitness, losses (F, T), lowest_loss
+    "DCI-ES: DCI's disentanglement, completeness, informativeness, plus explicitness and size, of latents `z`."
+    if len(depths) < 2 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in depths) or \
+            list(depths) != sorted(set(depths)):
+        raise DisentlitError(f"dci_es: depths must be at least 2 increasing integers >= 1, got {depths!r}")
+    z, y, zt, yt = _train_test(z, y, z_test, y_test, "dci_es")
+    out = dci(z, y, zt, yt, mode=mode, seed=seed)
+    losses, base = loss_capacity(z, y, zt, yt, depths, seed)
+    e = explicitness_from_curve(losses, base)
+    return dict(out, explicitness=float(e.mean()), size=y.shape[1] / z.shape[1], explicitness_per_factor=e,
+                losses=losses, baseline_loss=base, lowest_loss=losses.min(1),
+                informativeness_es=float(np.mean(1 - losses.min(1) / base)))
+
+# %% ../nbs/06_metrics.ipynb #7744e757
+def mi_continuous_discrete(
+    c, # one continuous variable (N,), without ties (add a little noise to break them)
+    d, # a discrete variable (N,)
+    n_neighbors: int = 3, # the k of the k-nearest-neighbour estimate
+) -> float:
+    """Mutual information (nats) of a continuous `c` and a discrete `d` by Ross's (2014) nearest-neighbour estimate, in
+    one dimension by sorting: scikit-learn's `mutual_info_classif` without its KD-trees."""
+    from scipy.special import digamma
+    c, d = np.asarray(c, dtype=np.float64).reshape(-1), np.unique(np.asarray(d).reshape(-1), return_inverse=True)[1]
+    counts = np.bincount(d)[d]
+    keep = counts > 1                                    # a value seen once has no neighbour of its own value
+    c, d, counts = c[keep], d[keep], counts[keep]
+    radius, k_all = np.empty(len(c)), np.empty(len(c))
+    for v in np.unique(d):
+        idx = np.flatnonzero(d == v)
+        order = idx[np.argsort(c[idx], kind="stable")]
+        s, k = c[order], min(n_neighbors, len(idx) - 1)
+        pos = np.arange(len(s))[:, None] + np.r_[-k:0, 1:k + 1][None]      # the k on each side of each point
+        dist = np.where((pos >= 0) & (pos < len(s)), np.abs(s[np.clip(pos, 0, len(s) - 1)] - s[:, None]), np.inf)
+        radius[order] = np.nextafter(np.partition(dist, k - 1, axis=1)[:, k - 1], 0)
+        k_all[order] = k
+    every, n = np.sort(c), len(c)
+    hi, lo = np.searchsorted(every, c + radius, side="right"), np.searchsorted(every, c - radius, side="left")
+    for _ in range(2):               # c +- radius is rounded: settle the edges on the distances themselves
+        hi += (hi < n) & (every[np.minimum(hi, n - 1)] - c <= radius)
+        hi -= (hi > 0) & (every[np.maximum(hi - 1, 0)] - c > radius)
+        lo -= (lo > 0) & (c - every[np.maximum(lo - 1, 0)] <= radius)
+        lo += (lo < n) & (c - every[np.minimum(lo, n - 1)] > radius)
+    m = hi - lo                                          # the points within the radius, the point itself included
+    mi = digamma(len(c)) + digamma(k_all).mean() - digamma(counts).mean() - digamma(m).mean()
+    return max(0.0, float(mi))
+
+# %% ../nbs/06_metrics.ipynb #90be2a80
+def _even_share(nmi, axis: int, n: int) -> np.ndarray:
+    "max / sum of `nmi` along `axis`, 1/n where the sum is 0 (no information: evenly spread)."
+    total = nmi.sum(axis)
+    return np.where(total > 0, nmi.max(axis) / np.where(total > 0, total, 1), 1 / n)
+
+def infomec(
+    z, # latents (N, D)
+    y, # factor positions (N, F), F >= 2
+    n_neighbors: int = 10, # the k of the mutual-information estimate
+    seed: int = 0, # the noise that breaks ties in the latents, and the classifiers' random state
+) -> dict: # infom, infoc, infoe, nmi (F, D), active (D,), infoe_per_factor
+    "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): the normalised-information view."
+    z, y = _check_zy(z, y, "infomec")
+    if y.shape[1] < 2: raise DisentlitError("infomec: needs at least 2 factors, got 1")
+    if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1, got {n_neighbors!r}")
+    labels, F = _labels(y), y.shape[1]
+    zs, _ = _standardise(z, z)
+    zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
+    H = discrete_entropy(labels)
+    nmi = np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k] for j in range(z.shape[1])]
+                    for k in range(F)])
+    span = z.max(0) - z.min(0)
+    active = span > span.max() / 20
+    L, a = int(active.sum()), nmi[:, active]
+    infom = (_even_share(a, 0, F).mean() - 1 / F) / (1 - 1 / F) if L else 0.0
+    infoc = (_even_share(a, 1, L).mean() - 1 / L) / (1 - 1 / L) if L > 1 else float(L == 1)
+    fit, per, ok = _logistic(seed, C=np.inf, class_weight="balanced"), [], True
+    for k in range(F):
+        clf, converged = fit(zs, labels[:, k])
+        ok &= converged
+        p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
+        h0 = np.log(labels[:, k].max() + 1)
+        per.append((h0 + np.log(p).mean()) / h0)
+    return dict(infom=float(infom), infoc=float(infoc), infoe=float(np.mean(per)), nmi=nmi, active=active,
+                infoe_per_factor=np.array(per), converged=bool(ok))
+
+# %% ../nbs/06_metrics.ipynb #9bb9dbea
+UDR_CORRELATIONS = ("lasso", "spearman")
+
+def _similarity(a, b, correlation: str, alpha: float, seed: int) -> np.ndarray:
+    "|Lasso weights| of b regressed on a, or |Spearman correlations|: (D_a, D_b)."
+    if correlation == "lasso":
+        from sklearn.linear_model import Lasso
+        return np.abs(Lasso(alpha=alpha, random_state=seed).fit(a, b).coef_).reshape(b.shape[1], a.shape[1]).T
+    from scipy.stats import rankdata
+    ra, rb = (_standardise(r, r)[0] for r in (rankdata(a, axis=0), rankdata(b, axis=0)))
+    return np.abs(ra.T @ rb / len(a))
+
+def relative_strength(R) -> float:
+    "How one-to-one a similarity matrix `R` (D_a, D_b) is: UDR's mean of max^2 / sum over columns and over rows."
+    R = np.asarray(R, dtype=np.float64)
+    if not R.size: return 0.0
+    side = lambda m, ax: np.where(m.sum(ax) > 0, m.max(ax) ** 2 / np.where(m.sum(ax) > 0, m.sum(ax), 1), 0).mean()
+    return float((side(R, 0) + side(R, 1)) / 2)
+
+def udr(
+    reps: Sequence, # one representation (N, D) per model, of the same N observations
+    kl: Sequence | None = None, # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
+    correlation: str = "lasso", # 'lasso' or 'spearman'
+    alpha: float = 0.1, # the Lasso's penalty
+    kl_threshold: float = 0.01, # nats
+    seed: int = 0, # the Lasso's random state
+) -> dict: # model_scores (M,), pairwise (M, M): pairwise[a, b] = UDR of model a's latents against model b's
+    "Unsupervised Disentanglement Ranking of the models of a sweep from their representations of the same observations."
+    if correlation not in UDR_CORRELATIONS:
+        raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: {', '.join(UDR_CORRELATIONS)}")
+    if len(reps) < 2: raise DisentlitError(f"udr: needs at least 2 models, got {len(reps)}")
+    reps = [_check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
+    if len({len(r) for r in reps}) > 1:
+        raise DisentlitError(f"udr: every model must encode the same observations, got {[len(r) for r in reps]} rows")
+    if kl is not None and (len(kl) != len(reps) or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
+        raise DisentlitError("udr: kl must give one value per latent for every model")
+    keep = [np.ones(r.shape[1], bool) for r in reps] if kl is None else [np.asarray(k) > kl_threshold for k in kl]
+    reps = [_standardise(r, r)[0] * m for r, m in zip(reps, keep)]
+    M = len(reps)
+    pair = np.zeros((M, M))
+    for a in range(M):
+        for b in range(M):
+            if a != b:
+                R = _similarity(reps[a], reps[b], correlation, alpha, seed)
+                pair[a, b] = relative_strength(R[keep[a]][:, keep[b]])
+    scores = np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
+    return dict(model_scores=scores, pairwise=pair, correlation=correlation)
+
 # %% ../nbs/06_metrics.ipynb #ba1e6e48
 def _factor_list(data, factors) -> np.ndarray:
     "The factors a classifier metric may fix: all by default, else the given names or indices."
@@ -344,6 +637,14 @@ def _score_factor_vae(z, pos, p):
     return dict(eval_accuracy=acc(votes["eval"]), train_accuracy=acc(votes["train"]), num_active_dims=int(len(active)),
                 votes=votes["train"])
 
+# %% ../nbs/06_metrics.ipynb #d6f44b59
+def _score_modularity(z, pos, p): return modularity_explicitness(z["train"], pos["train"], z["test"], pos["test"],
+                                                                 bins=p["bins"], seed=p["seed"])
+def _score_irs(z, pos, p): return irs(z["train"], pos["train"], diff_quantile=p["diff_quantile"], bins=p["bins"])
+def _score_dci_es(z, pos, p): return dci_es(z["train"], pos["train"], z["test"], pos["test"], depths=tuple(p["depths"]),
+                                            mode=p["mode"], seed=p["seed"])
+def _score_infomec(z, pos, p): return infomec(z["train"], pos["train"], n_neighbors=p["n_neighbors"], seed=p["seed"])
+
 # %% ../nbs/06_metrics.ipynb #6a92db0e
 _SPECS = {
     "mig": (dict(num_train=10_000, bins=20), _draw_mig, _score_mig),
@@ -352,21 +653,26 @@ _SPECS = {
     "beta_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000, factors=None), _draw_beta_vae, _score_beta_vae),
     "factor_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000, num_variance_estimate=10_000,
                         prune_threshold=0.05, factors=None), _draw_factor_vae, _score_factor_vae),
+    "modularity": (dict(num_train=10_000, num_test=5_000, bins=20), _draw_split, _score_modularity),
+    "irs": (dict(num_train=10_000, bins=20, diff_quantile=0.99), _draw_mig, _score_irs),
+    "dci_es": (dict(num_train=10_000, num_test=5_000, mode="exact", depths=DCI_ES_DEPTHS), _draw_split, _score_dci_es),
+    "infomec": (dict(num_train=10_000, n_neighbors=10), _draw_mig, _score_infomec),
 }
-_MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1)
+_MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1, n_neighbors=1)
 
 def metric_defaults(
-    metric: str, # one of `METRICS`
+    metric: str, # one of `METRIC_NAMES`
 ) -> dict:
-    "The default parameters of `metric` (disentanglement_lib's unsupervised_study_v1 configuration)."
-    if metric not in _SPECS: raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRICS)}")
+    """The default parameters of `metric` (disentanglement_lib's unsupervised_study_v1 configuration; its sample
+    configurations for IRS; the reference code's for InfoMEC; ours for DCI-ES's probes)."""
+    if metric not in _SPECS: raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRIC_NAMES)}")
     return dict(_SPECS[metric][0])
 
 # %% ../nbs/06_metrics.ipynb #b7c3cf84
 def metric_plan(
     metrics, # metric names: a sequence, or one comma-separated string
     params: dict | None = None, # parameters per metric: {metric: {name: value}}
-    fast: bool = True, # DCI in its fast mode
+    fast: bool = True, # DCI (and DCI-ES) in its fast mode
     seed=0, # the evaluation seed (recorded as the classifiers' random state)
 ) -> dict:
     """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises
@@ -376,7 +682,7 @@ def metric_plan(
     unknown = [m for m in metrics if m not in _SPECS]
     if unknown or not metrics:
         raise DisentlitError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; accepted: "
-                             f"{', '.join(METRICS)}")
+                             f"{', '.join(METRIC_NAMES)}")
     params = dict(params or {})
     bad = [m for m in params if m not in metrics]
     if bad:
@@ -385,7 +691,7 @@ def metric_plan(
     out = {}
     for m in metrics:
         p = metric_defaults(m)
-        if m == "dci": p["mode"] = "fast" if fast else "exact"
+        if m in ("dci", "dci_es"): p["mode"] = "fast" if fast else "exact"
         extra = set(params.get(m, {})) - set(p)
         if extra:
             raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; accepted: {', '.join(p)}")
@@ -432,12 +738,12 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     "An independent stream per metric: the same (seed, metric) always draws the same sample."
     if isinstance(seed, np.random.Generator): seed = int(seed.integers(2 ** 63))
     if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
-    return np.random.default_rng([int(seed), METRICS.index(metric)])
+    return np.random.default_rng([int(seed), METRIC_NAMES.index(metric)])
 
 def evaluate(
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
     data: GroundTruthData, # the dataset
-    metrics: Sequence[str] | str = METRICS, # metric names (or one comma-separated string)
+    metrics: Sequence[str] | str = METRICS, # metric names (or one comma-separated string): any of `METRIC_NAMES`
     seed=0, # the evaluation seed: each metric draws from its own stream of it
     standardise: bool = True, # standardise the batches, as in training
     batch_size: int = 256, # observations per call of `encode`
