@@ -25,7 +25,7 @@ from .training import RunConfig, load_run
 __all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'DCI_MODES', 'DCI_ES_DEPTHS', 'UDR_CORRELATIONS', 'LEVELS', 'LEVEL_LABELS',
            'ACTIVE_KL', 'DRAWN_RATIO', 'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy', 'mig',
            'dci_from_importance', 'dci', 'sap', 'modularity_from_mi', 'explicitness', 'modularity_explicitness', 'irs',
-           'loss_capacity', 'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec',
+           'loss_capacity', 'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec',
            'relative_strength', 'udr', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',
            'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'learned_distance_matrices', 'latent_kl',
            'channel_recon', 'diagnose', 'scalar_metrics', 'scorer']
@@ -472,6 +472,23 @@ def _even_share(nmi, axis: int, n: int) -> np.ndarray:
     total = nmi.sum(axis)
     return np.where(total > 0, nmi.max(axis) / np.where(total > 0, total, 1), 1 / n)
 
+def infomec_nmi(
+    z, # latents (N, D)
+    y, # factor positions (N, F)
+    n_neighbors: int = 10, # the k of the mutual-information estimate
+    seed: int = 0, # the noise (relative size 1e-10) that breaks ties in the standardised latents
+) -> np.ndarray: # NMI (F, D)
+    "The normalised mutual information I(v_k; z_j) / H(v_k) of every factor and latent, nearest-neighbour estimate."
+    z, y = _check_zy(z, y, "infomec")
+    if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1, got {n_neighbors!r}")
+    labels = _labels(y)
+    zs, _ = _standardise(z, z)
+    zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
+    H = discrete_entropy(labels)
+    return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k] for j in range(z.shape[1])]
+                     for k in range(y.shape[1])])
+
 def infomec(
     z, # latents (N, D)
     y, # factor positions (N, F), F >= 2
@@ -481,14 +498,9 @@ def infomec(
     "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): the normalised-information view."
     z, y = _check_zy(z, y, "infomec")
     if y.shape[1] < 2: raise DisentlitError("infomec: needs at least 2 factors, got 1")
-    if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
-        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1, got {n_neighbors!r}")
+    nmi = infomec_nmi(z, y, n_neighbors, seed)
     labels, F = _labels(y), y.shape[1]
     zs, _ = _standardise(z, z)
-    zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
-    H = discrete_entropy(labels)
-    nmi = np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k] for j in range(z.shape[1])]
-                    for k in range(F)])
     span = z.max(0) - z.min(0)
     active = span > span.max() / 20
     L, a = int(active.sum()), nmi[:, active]
