@@ -22,6 +22,7 @@ import zipfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -32,16 +33,18 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 from .data import DisentlitError, DatasetNotFound, ChecksumError, CorruptFile
-from .data import GroundTruthData, data_dir, XYSquares, XYObject, Sprites
+from .data import GroundTruthData, channel_moments, data_dir, XYSquares, XYObject, Sprites
 
 # %% auto #0
 __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'CARS3D_NAMES',
-           'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile',
-           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache', 'copy_in_order', 'reading',
-           'check_cache', 'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites',
-           'dsprites_index', 'convert_shapes3d', 'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D',
-           'read_norb_matrix', 'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'write_example_source', 'convert',
-           'prepare', 'dataset_params', 'get_dataset', 'list_datasets']
+           'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'MPI3D_NAMES', 'MPI3D_SIZES', 'MPI3D_SETS',
+           'SPRITE_VARIANTS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile', 'file_hash', 'verify', 'download', 'read_rows',
+           'record_cache', 'writing_cache', 'copy_in_order', 'reading', 'check_cache', 'factor_order', 'resize_images',
+           'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index', 'convert_shapes3d', 'Shapes3D',
+           'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix', 'write_norb_matrix', 'convert_smallnorb',
+           'SmallNORB', 'convert_mpi3d', 'MPI3D', 'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal', 'hash_uniform',
+           'SpriteVariant', 'ColorSprites', 'NoisySprites', 'ColorDSprites', 'NoisyDSprites', 'write_example_source',
+           'convert', 'prepare', 'dataset_params', 'get_dataset', 'list_datasets']
 
 # %% ../nbs/01b_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class RawFile:
 
 # %% ../nbs/01b_data_files.ipynb #ae86143e
 _NORB = "https://cs.nyu.edu/~ylclab/data/norb-v1.0-small/"
+_MPI3D = "https://storage.googleapis.com/disentanglement_dataset/Final_Dataset/"
 _TRAIN, _TEST = "smallnorb-5x46789x9x18x6x2x96x96-training", "smallnorb-5x01235x9x18x6x2x96x96-testing"
 
 SOURCES: dict[str, tuple[RawFile, ...]] = {
@@ -78,6 +82,10 @@ SOURCES: dict[str, tuple[RawFile, ...]] = {
             (_TEST, "dat", "cf7104eed3e51174d2f65b66d1e5878b9da233b886f161b0d88f4510ba2c7474", 130799817),
             (_TEST, "cat", "ecaf6d5bb8c3bc5eab9cf0258f6d2198dd474e016e374836fc097f2e5ff509ff", 347),
             (_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2", 10428)]),
+    # MPI3D: no published checksums; the MD5 of each whole file as nmichlo/disent records them
+    **{f"mpi3d_{s}": (RawFile(f"mpi3d_{s}.npz", f"{_MPI3D}mpi3d_{s}.npz", f"md5:{md5}"),) for s, md5 in [
+        ("toy", "55889cb7c7dfc655d6e0277beee88868"), ("realistic", "59a6225b88b635365f70c91b3e52f70f"),
+        ("real", "0f33f609918fb5c97996692f91129802")]},
 }
 
 # %% ../nbs/01b_data_files.ipynb #ad894c9a
@@ -619,14 +627,172 @@ def _smallnorb_example(folder: Path, sizes, rng) -> Path:
         write_norb_matrix(folder / f"{stem}-info.mat.gz", info[perm].astype(np.int32))
     return folder
 
+# %% ../nbs/01b_data_files.ipynb #02f00227
+MPI3D_NAMES = ("object_color", "object_shape", "object_size", "camera_height", "background_color",
+               "horizontal_axis", "vertical_axis")
+MPI3D_SIZES = (6, 6, 2, 3, 3, 40, 40)
+MPI3D_SETS = ("toy", "realistic", "real")
+
+class _Rows:
+    "What `channel_moments` reads of a dataset, over an array of observations: its length, shape, name and rows."
+    def __init__(self, ds, name: str): self.ds, self.name, self.obs_shape = ds, name, tuple(ds.shape[1:])
+    def __len__(self) -> int: return len(self.ds)
+    def obs(self, idx): return self.ds[int(idx[0]):int(idx[-1]) + 1]             # contiguous: one slice
+
+def _npy_header(f) -> tuple:
+    "(shape, fortran_order, dtype) of the `.npy` stream `f`, which is left at the start of the data."
+    version = np.lib.format.read_magic(f)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(f)
+
+def convert_mpi3d(
+    src: str | Path, # an official `mpi3d_<set>.npz`
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = MPI3D_SIZES, # the factor sizes the source must have
+    name: str = "mpi3d_toy", # the dataset, for the cache and messages
+    block: int = 4096, # observations copied at a time
+) -> Path: # `out`
+    """MPI3D `.npz` (array `images`, uint8 (N, 64, 64, 3) in C order of the factors) -> HDF5 cache at `out`, read as a
+    stream; the channel moments are stored in the cache."""
+    n, row = math.prod(sizes), 64 * 64 * 3
+    with reading(src, "MPI3D .npz", name), zipfile.ZipFile(src) as z:
+        if "images.npy" not in z.namelist():
+            raise CorruptFile(f"{src}: no array 'images' in the archive (it holds {', '.join(z.namelist())})")
+        with z.open("images.npy") as f:
+            shape, fortran, dtype = _npy_header(f)
+            if dtype != np.uint8 or fortran or tuple(shape) not in ((n, 64, 64, 3), (*sizes, 64, 64, 3)):
+                raise CorruptFile(f"{src}: expected images of uint8 ({n}, 64, 64, 3) in C order for factor sizes "
+                                  f"{tuple(sizes)}, got {dtype} {tuple(shape)}{' in Fortran order' if fortran else ''}")
+            with writing_cache(out, name, MPI3D_NAMES, sizes, 3) as obs:
+                for s in range(0, n, block):
+                    k = min(block, n - s)
+                    buf = f.read(k * row)
+                    if len(buf) != k * row:
+                        raise CorruptFile(f"{src}: truncated: the array ends after {s + len(buf) // row} of {n} images")
+                    obs[s:s + k] = np.frombuffer(buf, np.uint8).reshape(k, 64, 64, 3)
+                obs.attrs["moments"] = json.dumps(channel_moments(_Rows(obs, name)))
+    return Path(out)
+
+# %% ../nbs/01b_data_files.ipynb #b54e9a40
+class MPI3D(FileDataset):
+    "MPI3D (Gondal et al., 2019): colour, shape and size of an object, camera height, background, two arm axes; RGB."
+    name, factor_names, factor_sizes, obs_shape = "mpi3d_toy", MPI3D_NAMES, MPI3D_SIZES, (64, 64, 3)
+
+    @classmethod
+    def convert(cls, files, root, sizes=None):
+        "The set's one `.npz` -> its cache, with the channel moments."
+        return convert_mpi3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes, name=cls.name)
+
+    def _exact_moments(self) -> dict | None:
+        with reading(self.path, f"{self.name} cache", self.name):
+            m = self._obs_ds.attrs.get("moments")
+        return None if m is None else json.loads(m)
+
+class MPI3DToy(MPI3D):
+    "MPI3D's simple renders."
+    name = "mpi3d_toy"
+
+class MPI3DRealistic(MPI3D):
+    "MPI3D's realistic renders."
+    name = "mpi3d_realistic"
+
+class MPI3DReal(MPI3D):
+    "MPI3D's photographs of the real robot."
+    name = "mpi3d_real"
+
+# %% ../nbs/01b_data_files.ipynb #42f26503
+def _mpi3d_example(folder: Path, sizes, rng, name: str = "mpi3d_toy") -> Path:
+    n = math.prod(sizes)
+    images = np.zeros((n, 64, 64, 3), np.uint8)
+    images[..., 0], images[..., 1] = (np.arange(n) % 256)[:, None, None], (np.arange(n) // 256)[:, None, None]
+    images[..., 2] = (40 * _grid(sizes)[:, 0])[:, None, None]
+    path = folder / SOURCES[name][0].filename
+    np.savez(path, images=images)
+    return path
+
+# %% ../nbs/01b_data_files.ipynb #1b37c266
+_GOLDEN = 0x9E3779B97F4A7C15
+
+def hash_uniform(
+    seed: int, # the stream
+    idx: np.ndarray, # indices (N,)
+    n: int, # numbers per index
+) -> np.ndarray: # (N, n) floats in [0, 1)
+    "`n` uniform numbers in [0, 1) for each index: a fixed function of (`seed`, index), by the SplitMix64 finaliser."
+    key = np.uint64((int(seed) * _GOLDEN + _GOLDEN) % 2 ** 64)
+    x = np.asarray(idx, dtype=np.uint64).reshape(-1, 1) * np.uint64(n) + np.arange(n, dtype=np.uint64)
+    x = x * np.uint64(_GOLDEN) + key                       # arrays of uint64 wrap around silently, as the hash wants
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+# %% ../nbs/01b_data_files.ipynb #22f00793
+SPRITE_VARIANTS = ("color", "noisy")
+
+class SpriteVariant(GroundTruthData):
+    "A dSprites-like dataset in RGB with disentanglement_lib's extra variation: a random colour, or a noise background."
+    base_class: type[GroundTruthData] = Sprites
+    variant = "color"
+    obs_shape = (64, 64, 3)
+
+    def __init__(self,
+                 base: GroundTruthData, # the white-on-black dataset (N, 64, 64, 1)
+                 seed: int = 0): # the stream of colours (or noise): one draw per index
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise DisentlitError(f"seed must be an integer >= 0, got {seed!r}")
+        if self.variant not in SPRITE_VARIANTS:
+            raise DisentlitError(f"unknown variant {self.variant!r}; accepted: {', '.join(SPRITE_VARIANTS)}")
+        self.base, self.seed = base, int(seed)
+        super().__init__(base.names, base.sizes, (*base.obs_shape[:2], 3))
+
+    @property
+    def params(self) -> dict: return dict(seed=self.seed)
+
+    def _obs(self, idx: np.ndarray) -> np.ndarray:
+        x = self.base._obs(idx)[..., :1] / 255                                  # (N, H, W, 1) in [0, 1]
+        if self.variant == "color":
+            out = x * (0.5 + 0.5 * hash_uniform(self.seed, idx, 3))[:, None, None, :]
+        else:
+            noise = hash_uniform(self.seed, idx, math.prod(self.obs_shape)).reshape(len(idx), *self.obs_shape)
+            out = np.minimum(x + noise, 1.0)
+        return np.round(out * 255).astype(np.uint8)
+
+# %% ../nbs/01b_data_files.ipynb #2fd55e61
+class ColorSprites(SpriteVariant):
+    "Sprites (offline) with each sprite in a random colour, every channel uniform in [0.5, 1]."
+    name, variant = "color_sprites", "color"
+    def __init__(self, seed: int = 0): super().__init__(Sprites(), seed)   # seed: the colour stream
+
+class NoisySprites(SpriteVariant):
+    "Sprites (offline) on a background of uniform noise."
+    name, variant = "noisy_sprites", "noisy"
+    def __init__(self, seed: int = 0): super().__init__(Sprites(), seed)   # seed: the noise stream
+
+class ColorDSprites(SpriteVariant):
+    "dSprites with each sprite in a random colour, every channel uniform in [0.5, 1] (disentanglement_lib's)."
+    name, variant, base_class = "color_dsprites", "color", DSprites
+    def __init__(self,
+                 seed: int = 0, # the colour stream
+                 root: str | Path | None = None): # dSprites' cache folder (default: `data_dir()`)
+        super().__init__(DSprites(root), seed); self.root = root
+
+    @property
+    def params(self) -> dict: return dict(seed=self.seed, root=None if self.root is None else str(self.root))
+
+class NoisyDSprites(ColorDSprites):
+    "dSprites on a background of uniform noise (disentanglement_lib's)."
+    name, variant = "noisy_dsprites", "noisy"
+
 # %% ../nbs/01b_data_files.ipynb #c6e0b021
 EXAMPLE_SIZES = {"dsprites": (2, 2, 2, 2, 2), "shapes3d": (2, 2, 2, 2, 2, 2), "cars3d": (2, 3, 2),
-                 "smallnorb": (2, 2, 2, 2, 2)}
+                 "smallnorb": (2, 2, 2, 2, 2), **{f"mpi3d_{s}": (2, 2, 2, 1, 1, 2, 3) for s in MPI3D_SETS}}
 _EXAMPLES = {"dsprites": _dsprites_example, "shapes3d": _shapes3d_example, "cars3d": _cars3d_example,
-             "smallnorb": _smallnorb_example}
+             "smallnorb": _smallnorb_example,
+             **{f"mpi3d_{s}": partial(_mpi3d_example, name=f"mpi3d_{s}") for s in MPI3D_SETS}}
 
 def write_example_source(
-    name: str, # a file-backed dataset: dsprites, shapes3d, cars3d or smallnorb
+    name: str, # a file-backed dataset: dsprites, shapes3d, cars3d, smallnorb, mpi3d_toy, ...
     folder: str | Path, # where the file(s) go
     sizes: Sequence[int] | None = None, # the factor sizes (default: `EXAMPLE_SIZES[name]`)
     seed: int = 0, # the seed of the shuffle
@@ -638,11 +804,14 @@ def write_example_source(
 
 # %% ../nbs/01b_data_files.ipynb #a788ff72
 DATASETS: dict[str, type[GroundTruthData]] = {
-    c.name: c for c in (XYSquares, XYObject, Sprites, DSprites, Shapes3D, Cars3D, SmallNORB)}
+    c.name: c for c in (XYSquares, XYObject, Sprites, DSprites, Shapes3D, Cars3D, SmallNORB, MPI3DToy,
+                        MPI3DRealistic, MPI3DReal, ColorDSprites, NoisyDSprites, ColorSprites, NoisySprites)}
 
 # %% ../nbs/01b_data_files.ipynb #cd8a4e41
 def _file_class(name: str) -> type[FileDataset]:
+    "The class whose files dataset `name` reads: its own, or for a variant (colour dSprites) its base's."
     cls = DATASETS.get(name)
+    if cls is not None and issubclass(getattr(cls, "base_class", GroundTruthData), FileDataset): cls = cls.base_class
     if cls is None or not issubclass(cls, FileDataset):
         files = [n for n, c in DATASETS.items() if issubclass(c, FileDataset)]
         what = "is synthetic and needs no files" if cls else "is not a dataset"
@@ -668,7 +837,7 @@ def convert(
 ) -> Path: # the (main) cache
     "Convert raw files (`source`: a file or folder) of dataset `name` into its cache under `root`; no checksums."
     cls = _file_class(name)
-    return cls.convert(_locate(name, source), Path(root or data_dir()), sizes)
+    return cls.convert(_locate(cls.name, source), Path(root or data_dir()), sizes)
 
 # %% ../nbs/01b_data_files.ipynb #6f573d72
 def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
@@ -691,7 +860,7 @@ def prepare(
 ) -> Path: # the (main) cache
     "Make the cache of dataset `name`: from `source` files or a download, checksums verified. Returns its path."
     cls, root = _file_class(name), Path(root or data_dir())
-    caches = cls.cache_files(root)
+    name, caches = cls.name, cls.cache_files(root)                  # a variant (color_dsprites) prepares its base
     if not force and all(c.exists() for c in caches):
         for c in caches: check_cache(c, name, thorough=True)
         return caches[0]
@@ -727,9 +896,10 @@ def list_datasets(
     "Name, factors, size, observation shape, kind and availability of every dataset, without opening files."
     rows = []
     for name, cls in DATASETS.items():
-        if issubclass(cls, FileDataset):
-            names, sizes, shape, kind = cls.factor_names, cls.factor_sizes, cls.obs_shape, "file"
-            try: available, corrupt = all(p.exists() and check_cache(p, name) for p in cls.cache_files(root)), False
+        if issubclass(files := getattr(cls, "base_class", cls), FileDataset):     # a variant lists its base's files
+            names, sizes, shape, kind = files.factor_names, files.factor_sizes, cls.obs_shape, "file"
+            try: available, corrupt = all(p.exists() and check_cache(p, files.name)
+                                          for p in files.cache_files(root)), False
             except CorruptFile: available, corrupt = False, True
         else:
             data = cls()
