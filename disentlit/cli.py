@@ -285,14 +285,20 @@ def _add_bench(b):
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
     "One row per headline score of an `evaluate` result."
-    from disentlit.metrics import METRICS
+    from disentlit.metrics import METRIC_NAMES
     pick = dict(mig=[("mig", "MIG")],
                 dci=[("disentanglement", "DCI disentanglement"), ("completeness", "DCI completeness"),
                      ("informativeness_test", "DCI informativeness (test accuracy)")],
                 sap=[("sap", "SAP")],
                 beta_vae=[("eval_accuracy", "BetaVAE score (eval accuracy)")],
-                factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")])
-    return [[label, f"{result[m][key]:.4f}"] for m in METRICS if m in result for key, label in pick[m]]
+                factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")],
+                modularity=[("modularity", "Modularity"), ("explicitness_test", "Explicitness (test ROC-AUC)")],
+                irs=[("irs", "IRS")],
+                dci_es=[("disentanglement", "DCI-ES disentanglement"), ("completeness", "DCI-ES completeness"),
+                        ("informativeness_test", "DCI-ES informativeness (test accuracy)"),
+                        ("explicitness", "DCI-ES explicitness"), ("size", "DCI-ES size")],
+                infomec=[("infom", "InfoM"), ("infoc", "InfoC"), ("infoe", "InfoE")])
+    return [[label, f"{result[m][key]:.4f}"] for m in METRIC_NAMES if m in result for key, label in pick[m]]
 
 # %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
@@ -311,16 +317,18 @@ def cmd_evaluate(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #621f6f4d
-@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", cmd_evaluate)
+@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE; modularity, IRS, "
+         "DCI-ES, InfoMEC on request)", cmd_evaluate)
 def _add_evaluate(e):
-    from disentlit.metrics import METRICS
+    from disentlit.metrics import METRIC_NAMES, METRICS
     e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
     e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
-                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+                   help=f"comma-separated, any of {','.join(METRIC_NAMES)} (default: the classic five, "
+                        f"{','.join(METRICS)})")
     e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
     e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
     e.add_argument("--exact", action="store_true",
-                   help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
+                   help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of the fast mode")
 
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:

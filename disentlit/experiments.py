@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from .data import DisentlitError, progress_bar
-from .metrics import ACTIVE_KL, as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
+from .metrics import (ACTIVE_KL, as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
+                               scalar_metrics, scorer, udr)
 from .models import kl_normal
 from .training import (RunConfig, _atomic_write, _strict, build_run, load_run, read_config, read_curve,
                                 resolve_device, train, writable_dir)
@@ -36,7 +37,7 @@ __all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES'
            'ray_engine', 'run_sweep', 'plot_loss_curve', 'curve_points', 'run', 'results_frame', 'curve_row',
            'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'varied_settings', 'compare',
            'adjust_holm', 'matching', 'contrast', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'plot_training_losses', 'figures', 'text_table', 'datasets_table']
+           'plot_training_losses', 'udr_scores', 'figures', 'text_table', 'datasets_table']
 
 # %% ../nbs/08_experiments.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -1031,6 +1032,29 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
         ax.legend(fontsize=7)
     return fig
 
+# %% ../nbs/08_experiments.ipynb #091e9dd2
+def udr_scores(rows: list[dict],        # `results_frame`'s rows
+               runs_root: str | Path,   # their run directories
+               n: int = 1000,           # observations every run encodes (the reference's num_data_points)
+               seed: int = 0,           # of their draw, and of the Lasso
+               ) -> list[dict]:         # id, group, runs, udr
+    """UDR of each run among the seeds of its configuration (two or more runs that differ only in `seed`), from the
+    latent means and KLs of the same `n` observations, read from the run directories."""
+    within, out = varied_settings(rows), []
+    for key, group in _groups(rows, within).items():
+        group = [r for r in group if (Path(runs_root) / r["id"] / "config.json").exists()]
+        if len(group) < 2: continue
+        reps, kls = [], []
+        for r in group:
+            model, data, _ = load_run(Path(runs_root) / r["id"])
+            reps.append(encode_indices(as_encode(model, channels_last=False), data, data.sample_idx(n, seed),
+                                       standardise=model.standardise))
+            kls.append(latent_kl(model, data, n=n, seed=seed))
+        name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
+        scores = udr(reps, kl=kls, seed=seed)["model_scores"]
+        out += [dict(id=r["id"], group=name, runs=len(group), udr=round(float(s), 6)) for r, s in zip(group, scores)]
+    return out
+
 # %% ../nbs/08_experiments.ipynb #1ba27bb6
 def figures(db_path: str | Path,                      # a results database
             out_dir: str | Path,                      # where the figures and tables go
@@ -1080,6 +1104,8 @@ def figures(db_path: str | Path,                      # a results database
     runs_root = Path(runs_root) if runs_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs: save(plot_training_losses(logs), "loss_curves.png")
+    if udr_rows := udr_scores(rows, runs_root, seed=seed):                # a sweep-level score: seeds against seeds
+        _write_table(out_dir / "udr.csv", udr_rows); written.append(out_dir / "udr.csv")
     if effects:
         _write_table(out_dir / "effects.csv", effects)
         _write_json(out_dir / "effects.json", effects)

@@ -153,6 +153,7 @@ CASES = [
     # evaluate
     C("evaluate", "{w}/nowhere", says="not a run directory"), C("evaluate", "{w}/data", says="not a run directory"),
     C("evaluate", "{w}/run", "--metrics", "mgi", says="accepted: mig"), C("evaluate", "{w}/run", "--metrics", "", says="metric"),
+    C("evaluate", "{w}/run", "--metrics", "irs,udr", says="modularity, irs, dci_es, infomec"),
     C("evaluate", "{w}/run", "--seed", "-1", says="--seed must be"), C("evaluate", "{w}/run", "--batch-size", "0", says=">= 1"),
     # sweep
     C("sweep", "{w}/nowhere.yaml", "--db", "{w}/x.sqlite", says="no sweep spec"),

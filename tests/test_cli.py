@@ -294,8 +294,8 @@ def test_train_eval_every_writes_a_resumable_learning_curve(cli, tmp_path):
     assert json.loads((out / "config.json").read_text())["loss_params"] == {"scale": 2}
     lines = (out / "curve.jsonl").read_text().splitlines()
     assert [json.loads(l)["step"] for l in lines] == [2, 4, 5]
-    code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,modularity")
-    assert code == 2 and "accepted" in err and "Traceback" not in err
+    code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,udr")          # UDR scores a sweep, not a run
+    assert code == 2 and "accepted" in err and "infomec" in err and "Traceback" not in err
 
 
 def test_json_output_is_strict_json_even_for_undefined_values(cli):
