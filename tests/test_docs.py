@@ -358,3 +358,14 @@ def test_images_rule_flags_an_image_without_alt_text(seeded):
     seeded.edit("04_losses", lambda h: re.sub(r'(<img[^>]*?) alt="[^"]*"', r'\1 alt=""', h, count=1))
     found = problems(seeded.path, "04_losses", rule="images")
     assert any("has no alt text" in p for p in found), found
+
+
+def test_figure_rule_reads_a_retina_picture_at_its_css_size():
+    "A 2x PNG shown at its CSS width (`<img width=...>`) is measured as the reader sees it: small text still flagged."
+    import docs_check
+    from PIL import Image
+    for pt, flagged in ((4, True), (10, False)):
+        png = figure_png(pt, 6.4, dpi=200)
+        with Image.open(io.BytesIO(png)) as im: natural = im.size[0]
+        css = natural // 2
+        assert (docs_check.figure_problem("p", 0, png, natural, css, css) is not None) == flagged, pt

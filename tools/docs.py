@@ -340,7 +340,9 @@ def figures_with_alt(cell: dict, caption: str | None, context: str):
         if kind is None or "text/html" in data: continue
         src = f"data:{kind};base64," + "".join(data.pop(kind)).replace("\n", "")
         alt = html.escape(caption or context or "a figure", quote=True)
-        img = f'<img src="{src}" alt="{alt}">'
+        size = out.get("metadata", {}).get(kind, {})        # a retina figure's size in CSS pixels (half its own)
+        dims = "".join(f' {k}="{int(size[k])}"' for k in ("width", "height") if isinstance(size.get(k), (int, float)))
+        img = f'<img src="{src}" alt="{alt}"{dims}>'
         data["text/html"] = (f'<figure class="nb-figure">{img}<figcaption>{html.escape(caption)}</figcaption></figure>'
                              if caption else img)
 

@@ -403,7 +403,20 @@ def smallest_text_px(png: bytes) -> float | None:
     return min(l[0] for l in lines) if lines else None
 
 
-def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float) -> str | None:
+def _at_css_size(png: bytes, natural: int, css: int | None) -> tuple[bytes, int]:
+    """A high-density picture (a retina PNG whose <img> gives its size in CSS pixels, about half its own) scaled to that
+    size, as a browser shows it: glyphs are then measured at the size they are read at."""
+    if not css or natural < 1.5 * css: return png, natural
+    from PIL import Image
+    with Image.open(io.BytesIO(png)) as im:
+        small = im.convert("RGB").resize((css, max(1, round(im.size[1] * css / im.size[0]))), Image.LANCZOS)
+    buf = io.BytesIO()
+    small.save(buf, format="PNG")
+    return buf.getvalue(), css
+
+
+def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float, css: int | None = None) -> str | None:
+    png, natural = _at_css_size(png, natural, css)
     px = smallest_text_px(png)
     if px is None or natural <= 0: return None
     on_screen = px * shown / natural
@@ -422,8 +435,9 @@ def check_figures(site: Path, docs: dict, width: int = CONTENT_WIDTH) -> list[st
             try:
                 with Image.open(io.BytesIO(data)) as im: natural = im.size[0]
             except Exception: continue
-            shown = min(natural, width, int(img["width"]) if str(img.get("width", "")).isdigit() else natural)
-            if (p := figure_problem(name, k, data, natural, shown)): problems.append(p)
+            css = int(img["width"]) if str(img.get("width", "")).isdigit() else None
+            shown = min(natural, width, css or natural)
+            if (p := figure_problem(name, k, data, natural, shown, css)): problems.append(p)
     return problems
 
 
@@ -532,7 +546,8 @@ def _open(page, url):
     return resp
 
 
-_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width])"""
+_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width,
+                                  parseInt(e.getAttribute('width')) || null])"""
 _CUT_TOC = """() => [...document.querySelectorAll('nav.md-nav--secondary .md-ellipsis')]
     .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
 _WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
@@ -607,13 +622,13 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                     if urlparse(href).netloc == urlparse(base).netloc: links.add(href.split("#")[0])
                 images = page.eval_on_selector_all("article img", _IMAGES)
                 loaded = 0
-                for k, (src, complete, w, h, shown) in enumerate(images):
+                for k, (src, complete, w, h, shown, css) in enumerate(images):
                     if not complete or w == 0 or h == 0:
                         problems.append(f"images: {name}: image {k} did not load ({src[:60]!r})"); continue
                     loaded += 1
                     if src.startswith("data:"): data = _image_bytes(site, name, src)
                     else: data = f.read_bytes() if (f := site / unquote(urlparse(src).path).lstrip("/")).is_file() else None
-                    if data and (p := figure_problem(name, k, data, w, shown)): problems.append(p + " (in the browser)")
+                    if data and (p := figure_problem(name, k, data, w, shown, css)): problems.append(p + " (in the browser)")
                 figures += loaded
                 if loaded < FIGURE_PAGES.get(name, 0):
                     problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "
@@ -638,7 +653,8 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 for mode, root in (("served", base), ("files", site.resolve().as_uri() + "/")):
                     errors.clear()
                     walked[mode] = _walk(page, root, problems, mode)
-                    if mode == "files" and errors: problems.append(f"browser (files): console errors: {errors[:3]}")
+                    real = [e for e in errors if "favicon" not in e]     # browsers do not load a file:// favicon
+                    if mode == "files" and real: problems.append(f"browser (files): console errors: {real[:3]}")
             browser.close()
     finally:
         server.shutdown()
