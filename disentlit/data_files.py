@@ -940,7 +940,8 @@ class Fixed(GroundTruthData):
 
     @property
     def params(self) -> dict:
-        return dict(self.data.params, fixed=",".join(f"{self.data.names[k]}={v}" for k, v in sorted(self.fixed.items())))
+        held = ",".join(f"{self.data.names[k]}={v}" for k, v in sorted(self.fixed.items()))
+        return dict(self.data.params, fixed=held)
 
     def base_idx(self, idx: np.ndarray) -> np.ndarray:
         "`data`'s indices of the observations at indices `idx` of this dataset."

@@ -161,7 +161,7 @@ def test_predict_json_scores_and_relabelling(cli):
     def predict(*argv):
         code, out, err = cli("predict", "--traversals", "64", "--json", *argv)
         assert code == 0, err
-        assert "traversals: 100%" in err                                  # progress on stderr, one JSON object on stdout
+        assert "traversals: 100%" in err                     # progress on stderr, one JSON object on stdout
         return json.loads(out)
     r8 = predict("--dataset", "xysquares")
     assert (r8["dataset"], r8["loss"], r8["traversals"], r8["unseen"]) == ("xysquares", "mse", 64, [])
