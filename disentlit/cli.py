@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 # %% auto #0
 __all__ = ['COMMANDS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train', 'add_train_parser',
-           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
+           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -99,13 +99,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _positive(args):
     "Counts and seeds given as flags, checked before a command does anything."
     from disentlit.data import check_seed
-    from disentlit.distances import MAX_PAIRS
-    for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
+    from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
+    for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents", "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: _fail(f"--{key.replace('_', '-')} must be >= 1, got {v}")
     if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
     if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
         _fail(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+    if getattr(args, "traversals", None) is not None and args.traversals > MAX_TRAVERSALS:
+        _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
 
 # %% ../nbs/11_cli.ipynb #326b88d9
 def main(argv: list[str] | None = None) -> int:
@@ -358,6 +360,43 @@ def _add_distances(t):
     t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
                    help="the reconstruction loss seen as a distance (default mse)")
     t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
+    t.add_argument("--seed", type=int, default=0)
+
+# %% ../nbs/11_cli.ipynb #16494255
+def cmd_predict(args) -> int:
+    "`disentlit predict`: the order score of a dataset under a reconstruction loss, per factor and overall."
+    from disentlit.data_files import get_dataset
+    from disentlit.distances import mse, predict_score
+    from disentlit.experiments import text_table
+    from disentlit.losses import get_loss
+    data = get_dataset(args.dataset, **parse_params(args.set))
+    loss = get_loss(args.loss, **parse_params(args.loss_param, "--loss-param"))
+    distance = mse if (loss.name, loss.params) == ("mse", {}) else loss.distance     # the plain MSE: 02's exact paths
+    r = predict_score(data, distance, args.traversals, seed=args.seed, progress=not args.quiet)
+    out = dict(dataset=data.name, params=data.params, loss=loss.name, loss_params=loss.params, seed=args.seed, **r)
+    rows = [[name, str(f["values"]), f"{f['score']:.3f}", "-" if f["share"] != f["share"] else f"{f['share']:.3f}",
+             f"{f['mean_distance']:.5g}"] for name, f in r["factors"].items()]
+    lines = [f"{data!r}", f"perceived distance: {loss!r}, {args.traversals:,} traversals per factor (seed {args.seed})",
+             text_table([["factor", "values", "score", "share", "mean distance"]] + rows),
+             f"order score: {r['score']:.3f}   ({r['seconds']:.1f} s)"]
+    if r["unseen"]: lines.append(f"the loss cannot see: {', '.join(r['unseen'])} (every distance 0)")
+    _emit(out, args.json, "\n".join(lines))
+    return 0
+
+# %% ../nbs/11_cli.ipynb #b55d3c5f
+@command("predict", "predict disentanglement before training: the order score of a dataset under a loss", cmd_predict)
+def _add_predict(t):
+    from disentlit.distances import MAX_TRAVERSALS
+    from disentlit.losses import LOSSES
+    t.add_argument("--dataset", required=True, metavar="NAME")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dataset parameter (fixed=FACTOR=VALUE and relabel_seed=S for any dataset); repeatable")
+    t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
+                   help="the reconstruction loss seen as a distance (default mse)")
+    t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a loss parameter, e.g. radius=4 (box_blur); repeatable")
+    t.add_argument("--traversals", type=int, default=256,
+                   help=f"sampled traversals per factor, 1..{MAX_TRAVERSALS:,} (default 256)")
     t.add_argument("--seed", type=int, default=0)
 
 # %% ../nbs/11_cli.ipynb #29c23f95

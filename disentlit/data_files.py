@@ -32,19 +32,20 @@ import torch
 import torch.nn.functional as F
 from fastcore.basics import patch
 
-from .data import DisentlitError, DatasetNotFound, ChecksumError, CorruptFile
+from .data import DisentlitError, DatasetNotFound, ChecksumError, CorruptFile, check_seed
 from .data import GroundTruthData, channel_moments, data_dir, XYSquares, XYObject, Sprites
 
 # %% auto #0
 __all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'CARS3D_NAMES',
            'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'MPI3D_NAMES', 'MPI3D_SIZES', 'MPI3D_SETS',
-           'SPRITE_VARIANTS', 'EXAMPLE_SIZES', 'DATASETS', 'RawFile', 'file_hash', 'verify', 'download', 'read_rows',
-           'record_cache', 'writing_cache', 'copy_in_order', 'reading', 'check_cache', 'factor_order', 'resize_images',
-           'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index', 'convert_shapes3d', 'Shapes3D',
-           'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix', 'write_norb_matrix', 'convert_smallnorb',
-           'SmallNORB', 'convert_mpi3d', 'MPI3D', 'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal', 'hash_uniform',
-           'SpriteVariant', 'ColorSprites', 'NoisySprites', 'ColorDSprites', 'NoisyDSprites', 'write_example_source',
-           'convert', 'prepare', 'dataset_params', 'get_dataset', 'list_datasets']
+           'SPRITE_VARIANTS', 'EXAMPLE_SIZES', 'DATASETS', 'VIEW_PARAMS', 'RawFile', 'file_hash', 'verify', 'download',
+           'read_rows', 'record_cache', 'writing_cache', 'copy_in_order', 'reading', 'check_cache', 'factor_order',
+           'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites', 'dsprites_index', 'convert_shapes3d',
+           'Shapes3D', 'pixel_index', 'convert_cars3d', 'Cars3D', 'read_norb_matrix', 'write_norb_matrix',
+           'convert_smallnorb', 'SmallNORB', 'convert_mpi3d', 'MPI3D', 'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal',
+           'hash_uniform', 'SpriteVariant', 'ColorSprites', 'NoisySprites', 'ColorDSprites', 'NoisyDSprites',
+           'write_example_source', 'convert', 'prepare', 'Relabelled', 'Fixed', 'dataset_params', 'get_dataset',
+           'list_datasets']
 
 # %% ../nbs/01b_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -868,6 +869,92 @@ def prepare(
     else: files = [verify(f, spec) for f, spec in zip(_locate(name, source), SOURCES[name])]
     return cls.convert(files, root)
 
+# %% ../nbs/01b_data_files.ipynb #75d17627
+def _check_perms(perms, sizes) -> list[np.ndarray]:
+    "One permutation of 0..f-1 per factor of sizes `sizes`, as int64 arrays; `DisentlitError` otherwise."
+    if len(perms) != len(sizes):
+        raise DisentlitError(f"need one permutation per factor ({len(sizes)}), got {len(perms)}")
+    out = [np.asarray(p, dtype=np.int64).reshape(-1) for p in perms]
+    for k, (p, f) in enumerate(zip(out, sizes)):
+        if len(p) != f or not (np.sort(p) == np.arange(f)).all():
+            raise DisentlitError(f"the permutation of factor {k} must hold each of 0..{f - 1} once, got {p.tolist()}")
+    return out
+
+class Relabelled(GroundTruthData):
+    "`data` with each factor's values renamed: the observation at position p is `data`'s at (perms[k][p[k]])_k."
+    def __init__(self,
+                 data: GroundTruthData, # the dataset
+                 perms: Sequence | None = None, # one permutation of 0..f-1 per factor
+                 seed: int | None = None): # or: draw them, `numpy.random.default_rng(seed).permutation(f)` per factor
+        if (perms is None) == (seed is None): raise DisentlitError("give the permutations or a seed, not both")
+        if seed is not None:
+            rng = np.random.default_rng(check_seed(seed, "relabel_seed"))
+            perms = [rng.permutation(f) for f in data.sizes]
+        self.data, self.perms, self.seed, self.name = data, _check_perms(perms, data.sizes), seed, data.name
+        super().__init__(data.names, data.sizes, data.obs_shape)
+
+    @property
+    def params(self) -> dict:
+        return dict(self.data.params, **({"relabel_seed": self.seed} if self.seed is not None
+                                         else {"perms": [p.tolist() for p in self.perms]}))
+
+    def base_idx(self, idx: np.ndarray) -> np.ndarray:
+        "`data`'s indices of the observations at indices `idx` of this dataset."
+        pos = self.idx_to_pos(idx)
+        return self.data.pos_to_idx(np.stack([p[pos[..., k]] for k, p in enumerate(self.perms)], -1))
+
+    def _obs(self, idx): return self.data._obs(self.base_idx(idx))
+    def _float_obs(self, idx, device=None, mean=None, std=None):
+        return self.data._float_obs(self.base_idx(idx), device, mean, std)
+    def _exact_moments(self): return self.data.moments()          # the same images: the same statistics
+
+# %% ../nbs/01b_data_files.ipynb #eff5e657
+def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
+    "`{factor: value}` or 'factor=value[,...]' as {factor index: value}, each checked against `data`'s factors."
+    if isinstance(fixed, str):
+        items = [s.partition("=") for s in fixed.split(",") if s.strip()]
+        if not items or any(not eq for _, eq, _ in items):
+            raise DisentlitError(f"fixed takes factor=value[,factor=value...], got {fixed!r}")
+        fixed = {k.strip(): v.strip() for k, _, v in items}
+    if not isinstance(fixed, dict) or not fixed:
+        raise DisentlitError(f"fixed takes a mapping {{factor: value}} or 'factor=value[,...]', got {fixed!r}")
+    out = {}
+    for factor, value in fixed.items():
+        k, v = data.factor_index(factor), value
+        if isinstance(v, str) and v.strip().isdigit(): v = int(v)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < data.sizes[k]:
+            raise DisentlitError(f"fixed {data.names[k]}: the value must be a position in 0..{data.sizes[k] - 1}, "
+                                 f"got {v!r}")
+        out[k] = int(v)
+    if len(out) == data.num_factors: raise DisentlitError("fixed holds every factor: at least one must vary")
+    return out
+
+class Fixed(GroundTruthData):
+    "`data` with some factors held at one value each (`{factor: value}` or 'factor=value,...'); they leave the factors."
+    def __init__(self,
+                 data: GroundTruthData, # the dataset
+                 fixed: dict | str): # the factors held, and their values (positions)
+        self.data, self.fixed, self.name = data, _parse_fixed(fixed, data), data.name
+        self.keep = [k for k in range(data.num_factors) if k not in self.fixed]
+        super().__init__([data.names[k] for k in self.keep], [data.sizes[k] for k in self.keep], data.obs_shape)
+
+    @property
+    def params(self) -> dict:
+        held = ",".join(f"{self.data.names[k]}={v}" for k, v in sorted(self.fixed.items()))
+        return dict(self.data.params, fixed=held)
+
+    def base_idx(self, idx: np.ndarray) -> np.ndarray:
+        "`data`'s indices of the observations at indices `idx` of this dataset."
+        pos = self.idx_to_pos(idx)
+        full = np.empty((*pos.shape[:-1], self.data.num_factors), dtype=np.int64)
+        full[..., self.keep] = pos
+        for k, v in self.fixed.items(): full[..., k] = v
+        return self.data.pos_to_idx(full)
+
+    def _obs(self, idx): return self.data._obs(self.base_idx(idx))
+    def _float_obs(self, idx, device=None, mean=None, std=None):
+        return self.data._float_obs(self.base_idx(idx), device, mean, std)
+
 # %% ../nbs/01b_data_files.ipynb #42661cc0
 def dataset_params(
     name: str, # a dataset's name in `DATASETS`
@@ -877,17 +964,25 @@ def dataset_params(
     return [p.name for p in list(sig.parameters.values())[1:] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 # %% ../nbs/01b_data_files.ipynb #38e26ff2
+VIEW_PARAMS = ("fixed", "relabel_seed")      # parameters every dataset takes: `Fixed` first, then `Relabelled`
+
 def get_dataset(
     name: str, # a dataset's name in `DATASETS`
-    **params, # its constructor's parameters (`dataset_params(name)`)
+    **params, # its constructor's parameters (`dataset_params(name)`), and `fixed`, `relabel_seed` (its views)
 ) -> GroundTruthData:
-    "The dataset `name` built with `params`; `DisentlitError` naming what is accepted otherwise."
+    """The dataset `name` built with `params`, held at `fixed` (`Fixed`) and relabelled by `relabel_seed`
+    (`Relabelled`) when given; `DisentlitError` naming what is accepted otherwise."""
     if name not in DATASETS: raise DisentlitError(f"unknown dataset {name!r}; accepted: {', '.join(DATASETS)}")
     accepted = dataset_params(name)
-    if unknown := [k for k in params if k not in accepted]:
+    if unknown := [k for k in params if k not in accepted and k not in VIEW_PARAMS]:
         raise DisentlitError(f"dataset {name!r} has no parameter {', '.join(map(repr, unknown))}; "
-                             f"accepted: {', '.join(accepted) or '(none)'}")
-    return DATASETS[name](**params)
+                             f"accepted: {', '.join(accepted) or '(none)'} (and for any dataset: "
+                             f"{', '.join(VIEW_PARAMS)})")
+    fixed, seed = params.pop("fixed", None), params.pop("relabel_seed", None)
+    data = DATASETS[name](**params)
+    if fixed is not None: data = Fixed(data, fixed)
+    if seed is not None: data = Relabelled(data, seed=seed)
+    return data
 
 # %% ../nbs/01b_data_files.ipynb #fb456afc
 def list_datasets(

@@ -47,6 +47,8 @@ def test_stats_json_matches_closed_form(cli):
     (["distances", "--dataset", "xysquares", "--loss", "l1"], "accepted: mse, bce, box_blur"),
     (["distances", "--dataset", "sprites", "--set", "grid_spacing=2"], "accepted: (none)"),
     (["distances", "--dataset", "dsprites"], "--prepare dsprites"),
+    (["predict", "--dataset", "xysquares", "--traversals", "0"], "--traversals must be >= 1"),
+    (["predict", "--dataset", "sprites", "--set", "fixed=colour=1"], "accepted: shape, scale"),
     (["bench", "quantum"], "invalid choice"),
     (["bench", "train", "--framework", "factorvae", "--param", "disc_precision=half"], "accepted: auto, fp32, bf16"),
     (["bench", "train", "--framework", "betavae", "--param", "gamma=2"], "accepted:"),
@@ -152,6 +154,27 @@ def test_distances_json_schema_and_values(cli):
     code2, out2, _ = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
                          "--pairs", "1000", "--seed", "3", "--json")
     assert json.loads(out2)["factors"] == r["factors"]                   # same seed, same numbers
+
+
+def test_predict_json_scores_and_relabelling(cli):
+    "The order score through the console script: 0 where the MSE sees no order, 1 on a line, renaming changes nothing."
+    def predict(*argv):
+        code, out, err = cli("predict", "--traversals", "64", "--json", *argv)
+        assert code == 0, err
+        assert "traversals: 100%" in err                     # progress on stderr, one JSON object on stdout
+        return json.loads(out)
+    r8 = predict("--dataset", "xysquares")
+    assert (r8["dataset"], r8["loss"], r8["traversals"], r8["unseen"]) == ("xysquares", "mse", 64, [])
+    assert r8["score"] == pytest.approx(0, abs=1e-9) and len(r8["factors"]) == 6 and r8["seconds"] > 0
+    assert all(f["values"] == 8 and f["mean_distance"] == pytest.approx(1 / 96) for f in r8["factors"].values())
+    s1 = ["--dataset", "xysquares", "--set", "grid_size=8", "--set", "grid_spacing=1"]
+    r1, renamed = predict(*s1), predict(*s1, "--set", "relabel_seed=5")
+    assert r1["score"] == pytest.approx(1, abs=1e-9) and renamed["params"]["relabel_seed"] == 5
+    assert renamed["score"] == pytest.approx(r1["score"], abs=0.02)
+    blur = predict("--dataset", "xysquares", "--loss", "box_blur", "--loss-param", "radius=4")
+    assert blur["loss_params"] == {"radius": 4, "alpha": 81.0} and 0.05 < blur["score"] < 0.9
+    code, out, err = cli("predict", "--dataset", "xyobject", "--traversals", "16")
+    assert code == 0 and "order score:" in out and out.count("\n") >= 4, err
 
 
 def test_sweep_resume_and_figures(cli, tmp_path):

@@ -459,7 +459,7 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
-SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction"],
+SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "12_predict"],
             "Operations": ["install", "10_bench", "11_cli"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
