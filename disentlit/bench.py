@@ -18,13 +18,14 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .data import DisentlitError, GroundTruthData, XYSquares, progress_bar, xysquares_one_at_a_time
+from .data import (DisentlitError, GroundTruthData, XYSquares, human_bytes, progress_bar,
+                            xysquares_one_at_a_time)
 from .data_files import get_dataset
 from .distances import d_pcv, factor_importance, mse
 from .models import (AE, FRAMEWORKS, DecoderConv64, EncoderConv64, check_own_params, framework_for,
                               get_framework)
 from .losses import AugmentedLoss, MSELoss, box_blur_loss
-from .training import RunConfig, fit, resolve_device, tune_allocator
+from .training import MAX_BATCH_SIZE, RunConfig, fit, resolve_device, tune_allocator
 from .metrics import METRICS, as_encode, encode_indices, evaluate
 
 # %% auto #0
@@ -527,6 +528,11 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     `train`, of which `metrics` takes the first."""
     if what not in BENCHMARKS: raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = batch_size or (1024 if what == "metrics" else 256)
+    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)     # the metrics only encode: more at a time
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limit:
+        size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
+                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})") if isinstance(batch_size, int) else ""
+        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, got {batch_size!r}{size}")
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
         return r, _data_text(r)
