@@ -38,17 +38,12 @@ def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON o
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
-# %% ../nbs/11_cli.ipynb #106c8966
-def _emit(obj: dict, as_json: bool, text: str):
-    "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
-    from disentlit.training import _strict                # here, not above: `disentlit --help` never loads torch
-    print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
-    _flush_stdout()
-
 # %% ../nbs/11_cli.ipynb #38d08135
-def _flush_stdout():
-    "Flush stdout now, so that a full one fails here, naming it, and not when Python exits."
-    try: sys.stdout.flush()
+def _print(text: str | None = None):
+    "Print `text` (None: only flush) on stdout now, so that a full stdout fails here, naming it, not when Python exits."
+    try:
+        if text is not None: print(text)
+        sys.stdout.flush()
     except BrokenPipeError: raise
     except OSError as e: raise OSError(e.errno, e.strerror, "standard output") from None
 
@@ -67,12 +62,20 @@ def _os_failure(e: OSError) -> int:
 
 @contextlib.contextmanager
 def _one_line_warnings():
-    "Warnings shown as one line each on stderr: `disentlit: warning: ...`."
+    "Warnings shown as one line each on stderr, `disentlit: warning: ...`, and each only once."
     import warnings
-    old = warnings.showwarning
-    warnings.showwarning = lambda message, *a, **k: print(f"disentlit: warning: {message}", file=sys.stderr)
+    old, shown = warnings.showwarning, set()
+    def show(message, *args, **kwargs):
+        if str(message) not in shown: shown.add(str(message)); print(f"disentlit: warning: {message}", file=sys.stderr)
+    warnings.showwarning = show
     try: yield
     finally: warnings.showwarning = old
+
+# %% ../nbs/11_cli.ipynb #106c8966
+def _emit(obj: dict, as_json: bool, text: str):
+    "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
+    from disentlit.training import _strict                # here, not above: `disentlit --help` never loads torch
+    _print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
             code = args.run(args)
-            _flush_stdout()
+            _print()                                      # what is still buffered, now
             return code
     except DisentlitError as e:
         print(f"disentlit: error: {e}", file=sys.stderr)

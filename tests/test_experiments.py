@@ -201,7 +201,7 @@ def _in_flight(db: Path, out: Path, n: int, timeout: float = 240) -> list[int]:
 
 @pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "disentlit: terminated\n"),
                                                (signal.SIGINT, 130, "disentlit: interrupted\n"),
-                                               (signal.SIGKILL, -signal.SIGKILL, "")])
+                                               (signal.SIGKILL, -signal.SIGKILL, "")], ids=["TERM", "INT", "KILL"])
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_signalled_sweep_leaves_no_worker_and_no_running_run(tmp_path, monkeypatch, sig, status, says):
     """SIGTERM, Ctrl-C or SIGKILL to a sweep with two workers, each in a run: the sweep ends (130/143 and one line), its
@@ -211,7 +211,7 @@ def test_a_signalled_sweep_leaves_no_worker_and_no_running_run(tmp_path, monkeyp
     spec, db, out = tmp_path / "s.json", tmp_path / "s.sqlite", tmp_path / "runs"
     spec.write_text(json.dumps(SMALL))
     code = SIGNALLED.format(here=str(HERE), spec=str(spec), db=str(db), out=str(out))
-    env = dict(os.environ, SLOW_RUN_SECONDS="5", PYTHONPATH=str(HERE))      # the workers import sweep_helpers too
+    env = dict(os.environ, SLOW_RUN_SECONDS="60", PYTHONPATH=str(HERE))     # the workers import sweep_helpers too
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     workers = _in_flight(db, out, 2)
