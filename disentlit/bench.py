@@ -504,7 +504,9 @@ BENCHMARKS = ("data", "distances", "train", "loss", "metrics")
 # %% ../nbs/10_bench.ipynb #0f81e1a2
 def _precisions(precision: str) -> list[str]:
     "The precisions of a comma-separated list, each checked."
-    precisions = [p.strip() for p in precision.split(",") if p.strip()]
+    precisions = [p.strip() for p in precision.split(",")]
+    if "" in precisions:
+        raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, got {precision!r}")
     return [RunConfig.check_setting("precision", p) for p in precisions]
 
 # %% ../nbs/10_bench.ipynb #145f7584
@@ -533,6 +535,9 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
         size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
                 f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})") if isinstance(batch_size, int) else ""
         raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, got {batch_size!r}{size}")
+    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):   # a benchmark that would never end
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most):
+            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, got {v!r}")
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
         return r, _data_text(r)

@@ -168,13 +168,14 @@ def cmd_datasets(args) -> int:
     file-backed one (`--prepare`)."""
     from disentlit.data_files import get_dataset, list_datasets, prepare
     from disentlit.experiments import datasets_table, text_table
-    if (args.source or args.force) and not args.prepare: _fail("--source and --force go with --prepare NAME")
-    if args.prepare and (args.stats or args.set): _fail("--prepare goes alone: --stats and --set are another call")
-    if args.prepare:
+    if (args.source or args.force) and args.prepare is None: _fail("--source and --force go with --prepare NAME")
+    if args.prepare is not None and (args.stats is not None or args.set):
+        _fail("--prepare goes alone: --stats and --set are another call")
+    if args.prepare is not None:
         path = prepare(args.prepare, source=args.source, force=args.force)
         _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
         return 0
-    if args.stats:
+    if args.stats is not None:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
         m = data.moments(progress=not args.quiet)          # a streamed pass shows its progress on stderr, --json or not
@@ -289,7 +290,7 @@ def add_train_parser(t):
 BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats": ("data", "train", "loss", "metrics"),
                "--pairs": ("distances",), "--precision": ("train", "metrics"), "--exact": ("metrics",),
                "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",), "--param": ("train",),
-               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # the benchmarks each takes
+               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # what each goes with
 
 # %% ../nbs/11_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:

@@ -27,11 +27,12 @@ from fastcore.meta import delegates
 from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
-__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS', 'DisentlitError',
-           'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'check_seed', 'check_lease', 'setting',
-           'data_dir', 'os_problem', 'writing', 'atomic_write', 'Terminated', 'sigterm_as_interrupt', 'human_bytes',
-           'memory_bytes', 'check_memory', 'progress_bar', 'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject',
-           'Sprites', 'to_float', 'channel_moments', 'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
+__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS',
+           'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'check_seed', 'check_lease',
+           'setting', 'data_dir', 'os_problem', 'writing', 'atomic_write', 'Terminated', 'sigterm_as_interrupt',
+           'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'FactorSpace', 'GroundTruthData', 'XYSquares',
+           'XYObject', 'Sprites', 'to_float', 'channel_moments', 'DeviceData', 'plot_traversals',
+           'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -69,17 +70,19 @@ def check_seed(
     return int(seed)
 
 # %% ../nbs/01a_data.ipynb #898903a6
-MIN_LEASE, DEFAULT_LEASE = 60.0, 600.0     # seconds: a sweep's lease (`08_experiments`), its floor and its default
+MIN_LEASE, DEFAULT_LEASE, MAX_LEASE = 60.0, 600.0, 30 * 86400.0    # seconds: a sweep's lease (`08_experiments`)
 
 def check_lease(
     seconds, # the value given
     name: str = "lease", # what to call it in the error message
 ) -> float:
-    """A sweep's lease: a finite number of seconds >= `MIN_LEASE`. A run's heartbeat renews its lease every quarter
-    lease, so a shorter one would let a second sweep on the same database put back a run still in progress."""
+    """A sweep's lease: a number of seconds in `MIN_LEASE`..`MAX_LEASE` (a minute to 30 days). A run's heartbeat
+    renews its lease every quarter lease, so a shorter one would let a second sweep on the same database put back a run
+    still in progress."""
     number = not isinstance(seconds, bool) and isinstance(seconds, (int, float, np.integer, np.floating))
-    if not (number and math.isfinite(seconds) and seconds >= MIN_LEASE):
-        raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g}, got {seconds!r}")
+    if not (number and MIN_LEASE <= seconds <= MAX_LEASE):                   # NaN is in no range
+        raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g} (at most {MAX_LEASE:g}), "
+                             f"got {seconds!r}")
     return float(seconds)
 
 # %% ../nbs/01a_data.ipynb #6d80b0c1
@@ -171,7 +174,7 @@ class Terminated(KeyboardInterrupt):
 
 @contextlib.contextmanager
 def sigterm_as_interrupt():
-    "Inside the block, SIGTERM raises `Terminated` in the main thread (elsewhere than the main thread, nothing changes)."
+    "Inside the block, SIGTERM raises `Terminated` in the main thread (in another thread, nothing changes)."
     import threading
     if threading.current_thread() is not threading.main_thread(): yield; return
     def handler(signum, frame):
@@ -496,20 +499,22 @@ class XYSquares(GroundTruthData):
                  grid_spacing: int | None = None, # pixels between neighbouring positions; None: the square size
                  num_squares: int = 3, # 1, 2 or 3 squares
                  rgb: bool = True): # coloured squares on 3 channels, or white squares on one
+        whole = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))   # True is no size
         for key, v in dict(square_size=square_size, image_size=image_size).items():
-            if not isinstance(v, (int, np.integer)) or v < 1:
+            if not whole(v) or v < 1:
                 raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
         if square_size > image_size:
             raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
         spacing = square_size if grid_spacing is None else grid_spacing
-        if not isinstance(spacing, (int, np.integer)) or spacing < 1:
+        if not whole(spacing) or spacing < 1:
             raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
         fits = (image_size - square_size) // spacing + 1
         grid = fits if grid_size is None else grid_size
-        if not isinstance(grid, (int, np.integer)) or not 1 <= grid <= fits:
+        if not whole(grid) or not 1 <= grid <= fits:
             raise DisentlitError(f"grid_size must be an integer in 1..{fits} (positions of a {square_size}px square "
                                  f"spaced {spacing}px that fit in {image_size}px), got {grid!r}")
-        if num_squares not in (1, 2, 3): raise DisentlitError(f"num_squares must be 1, 2 or 3, got {num_squares!r}")
+        if not whole(num_squares) or num_squares not in (1, 2, 3):
+            raise DisentlitError(f"num_squares must be 1, 2 or 3, got {num_squares!r}")
         if not isinstance(rgb, (bool, np.bool_)): raise DisentlitError(f"rgb must be true or false, got {rgb!r}")
         self.square_size, self.image_size, self.grid_size, self.grid_spacing = square_size, image_size, grid, spacing
         self.num_squares, self.rgb = num_squares, bool(rgb)

@@ -77,6 +77,7 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         raise DisentlitError(f"unknown spec key {unknown[0]!r}; accepted: {', '.join(SPEC_KEYS)}")
     name = spec.get("name")
     if not isinstance(name, str) or not name: raise DisentlitError("spec key 'name' must be a non-empty string")
+    if not isinstance(spec.get("description", ""), str): raise DisentlitError("spec key 'description' must be text")
     base, grid, arms = spec.get("base", {}), spec.get("grid", {}), spec.get("arms", [{}])
     for key, v in (("base", base), ("grid", grid)):
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
@@ -390,11 +391,12 @@ def renew(self: ResultsDB, run_ids: Iterable[str]):
 @patch
 def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
-    `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer exists."""
+    `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
+    exists."""
     lease = _lease(lease)
     me, now = socket.gethostname(), time.time()
     def dead(host, pid):
-        if host != me or pid is None: return False
+        if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
         try: os.kill(pid, 0)
         except ProcessLookupError: return True
         except PermissionError: return False
@@ -402,7 +404,8 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     with self._tx():
         rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs "
                                 "WHERE status='running'").fetchall()
-        stale = [rid for rid, host, pid, beat in rows if beat is None or beat < now - lease or dead(host, pid)]
+        number = lambda beat: isinstance(beat, (int, float))                  # a damaged heartbeat is no heartbeat
+        stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease or dead(host, pid)]
         self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?", [(r,) for r in stale])
     return len(stale)
 
@@ -680,9 +683,9 @@ def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
     held = {r[0] for r in db.con.execute("SELECT id FROM runs WHERE sweep=?", (sweep,))}
     given = {c.run_id for c in configs}
     if held != given:
-        raise DisentlitError(f"{db.path} holds sweep {sweep!r} with other runs than this spec's ({len(given - held)} of "
-                             f"the spec's are not in it, {len(held - given)} of its are not in the spec): the spec "
-                             "changed; give the changed spec a new name, or use another database")
+        raise DisentlitError(f"{db.path} holds sweep {sweep!r} with other runs than this spec's "
+                             f"({len(given - held)} of the spec's are not in it, {len(held - given)} of its are not in "
+                             "the spec): the spec changed; give the changed spec a new name, or use another database")
 
 # %% ../nbs/08_experiments.ipynb #6451224f
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in

@@ -19,7 +19,8 @@ import pytest
 
 from disentlit.cli import main
 
-TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "2", "--steps", "2", "--batch-size", "4", "--quiet"]
+TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "2", "--steps", "2", "--batch-size", "4",
+        "--quiet"]
 
 
 def _main(*argv) -> tuple[int, str, str]:
@@ -51,8 +52,8 @@ def test_closed_stdout_ends_quietly(data_home):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
-@pytest.mark.parametrize("argv", [["datasets"], ["datasets", "--json"], ["distances", "--dataset", "xyobject", "--pairs",
-                                                                         "50", "--json", "--quiet"]])
+@pytest.mark.parametrize("argv", [["datasets"], ["datasets", "--json"],
+                                  ["distances", "--dataset", "xyobject", "--pairs", "50", "--json", "--quiet"]])
 def test_full_stdout_is_one_line(data_home, argv):
     with open("/dev/full", "w") as full:
         p = subprocess.run(["disentlit", *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300)
@@ -62,13 +63,14 @@ def test_full_stdout_is_one_line(data_home, argv):
 
 
 def _small_disk(tmp_path: Path, kb: int, script: str) -> subprocess.CompletedProcess:
-    """Run the shell `script` with a tmpfs of `kb` KiB at `$DISK` (and `$DISENTLIT_DATA` beside it), in a mount namespace
-    of its own, so the filesystem goes when the script ends; skip where the system does not allow it."""
+    """Run the shell `script` with a tmpfs of `kb` KiB at `$DISK` (and `$DISENTLIT_DATA` beside it), in a mount
+    namespace of its own, so the filesystem goes when the script ends; skip where the system does not allow it."""
     if not shutil.which("unshare") or sys.platform != "linux":
         pytest.skip("no unshare here: no small filesystem can be made")
     disk = tmp_path / "disk"
     disk.mkdir()
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=16k tmpfs {disk}"], capture_output=True)
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=16k tmpfs {disk}"],
+                           capture_output=True)
     if probe.returncode != 0: pytest.skip(f"cannot mount a tmpfs here: {probe.stderr.decode().strip()}")
     env = dict(os.environ, DISK=str(disk), DISENTLIT_DATA=str(tmp_path / "data"))
     return subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size={kb}k tmpfs $DISK && {script}"],
@@ -99,7 +101,8 @@ def test_figures_on_a_full_disk_leave_no_empty_png(tmp_path, data_home):
                                                         metric_params=dict(mig=dict(num_train=50))),
                                     grid=dict(loss=["mse", "box_blur"]))))
     db = tmp_path / "s.sqlite"
-    assert subprocess.run(["disentlit", "sweep", str(spec), "--db", str(db), "--quiet"], capture_output=True).returncode == 0
+    swept = subprocess.run(["disentlit", "sweep", str(spec), "--db", str(db), "--quiet"], capture_output=True)
+    assert swept.returncode == 0, swept.stderr
     p = _small_disk(tmp_path, 48, f"disentlit figures --db {db} --out $DISK/figs" + LIST)
     lines = p.stdout.splitlines()
     assert lines[0] == "2", (p.stdout, p.stderr)
