@@ -29,10 +29,10 @@ from tqdm.asyncio import tqdm as _log_tqdm
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS',
            'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'check_seed', 'check_lease',
-           'setting', 'data_dir', 'os_problem', 'writing', 'atomic_write', 'Terminated', 'sigterm_as_interrupt',
-           'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'FactorSpace', 'GroundTruthData', 'XYSquares',
-           'XYObject', 'Sprites', 'to_float', 'channel_moments', 'DeviceData', 'plot_traversals',
-           'xysquares_one_at_a_time']
+           'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write', 'Terminated',
+           'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'FactorSpace',
+           'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments', 'DeviceData',
+           'plot_traversals', 'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -149,24 +149,30 @@ def writing(
     except OSError as e: raise os_problem(path, e, what) from None
 
 # %% ../nbs/01a_data.ipynb #a216a24b
+@contextlib.contextmanager
+def atomic_path(
+    path: str | Path, # the file the block makes
+):
+    """A temporary path in `path`'s folder for the block to write whole, renamed over `path` when the block ends; on any
+    error (or Ctrl-C) it is removed and `path` left as it was. For writers that need a path: h5py, savefig, torch."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")   # unique: never another's
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError): tmp.unlink()     # a folder someone put there is not ours to remove
+        raise
+
 def atomic_write(
     path: str | Path, # the file to write
     write: Callable[[Path], object], # writes the whole file at the path it is given
     what: str = "", # what the file is, for an error's message
 ) -> Path:
-    """Write `path` whole or not at all: `write` fills a temporary file in the same folder, which is then renamed over
-    `path`. On any error the temporary file is removed and `path` left as it was; an `OSError` becomes a
-    `DisentlitError` naming `path`."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")   # unique: never another's
-    try:
-        with writing(path, what):
-            write(tmp)
-            os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError): tmp.unlink()     # a folder someone put there is not ours to remove
-        raise
-    return path
+    """Write `path` whole or not at all (`atomic_path`): `write` fills a temporary file, which is then renamed over
+    `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
+    with writing(path, what), atomic_path(path) as tmp: write(tmp)
+    return Path(path)
 
 # %% ../nbs/01a_data.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):
