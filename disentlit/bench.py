@@ -19,13 +19,14 @@ import torch.nn.functional as F
 from threadpoolctl import threadpool_limits
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .data import DisentlitError, GroundTruthData, XYSquares, progress_bar, xysquares_one_at_a_time
+from .data import (DisentlitError, GroundTruthData, XYSquares, human_bytes, progress_bar,
+                            xysquares_one_at_a_time)
 from .data_files import get_dataset
 from .distances import d_pcv, factor_importance, mse
 from .models import (AE, FRAMEWORKS, DecoderConv64, EncoderConv64, check_own_params, framework_for,
                               get_framework)
 from .losses import AugmentedLoss, MSELoss, box_blur_loss
-from .training import RunConfig, fit, resolve_device, tune_allocator
+from .training import MAX_BATCH_SIZE, RunConfig, fit, resolve_device, tune_allocator
 from .metrics import (DCI_ES_DEPTHS, METRIC_NAMES, METRICS, IndexData, as_encode, encode_indices, evaluate,
                                factor_encoder, histogram_discretize, infomec, infomec_nmi, irs, loss_capacity,
                                modularity_explicitness, relative_strength, udr)
@@ -661,7 +662,9 @@ BENCHMARKS = ("data", "distances", "train", "loss", "metrics")
 # %% ../nbs/10_bench.ipynb #0f81e1a2
 def _precisions(precision: str) -> list[str]:
     "The precisions of a comma-separated list, each checked."
-    precisions = [p.strip() for p in precision.split(",") if p.strip()]
+    precisions = [p.strip() for p in precision.split(",")]
+    if "" in precisions:
+        raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, got {precision!r}")
     return [RunConfig.check_setting("precision", p) for p in precisions]
 
 # %% ../nbs/10_bench.ipynb #145f7584
@@ -685,6 +688,14 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     `train`, of which `metrics` takes the first."""
     if what not in BENCHMARKS: raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = batch_size or (1024 if what == "metrics" else 256)
+    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)     # the metrics only encode: more at a time
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limit:
+        size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
+                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})") if isinstance(batch_size, int) else ""
+        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, got {batch_size!r}{size}")
+    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):   # a benchmark that would never end
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most):
+            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, got {v!r}")
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
         return r, _data_text(r)

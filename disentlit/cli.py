@@ -6,16 +6,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train', 'add_train_parser',
-           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
+__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
+           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures',
+           'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -36,12 +39,44 @@ def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON o
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
+# %% ../nbs/11_cli.ipynb #38d08135
+def _print(text: str | None = None):
+    "Print `text` (None: only flush) on stdout now, so that a full stdout fails here, naming it, not when Python exits."
+    try:
+        if text is not None: print(text)
+        sys.stdout.flush()
+    except BrokenPipeError: raise
+    except OSError as e: raise OSError(e.errno, e.strerror, "standard output") from None
+
+def _mute_stdout():
+    "Point stdout at the null device, so that what is still buffered cannot fail again when Python exits."
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+def _os_failure(e: OSError) -> int:
+    """The exit status of an OS error no one caught: a closed stdout ends quietly with 141 (as SIGPIPE would), any
+    other (a full disk or stdout, an output path that cannot be written) is one line and status 2."""
+    _mute_stdout()
+    if isinstance(e, BrokenPipeError): return 141
+    print(f"disentlit: error: {e.filename or 'output'}: {e.strerror or e}", file=sys.stderr)
+    return 2
+
+@contextlib.contextmanager
+def _one_line_warnings():
+    "Warnings shown as one line each on stderr, `disentlit: warning: ...`, and each only once."
+    import warnings
+    old, shown = warnings.showwarning, set()
+    def show(message, *args, **kwargs):
+        if str(message) not in shown: shown.add(str(message)); print(f"disentlit: warning: {message}", file=sys.stderr)
+    warnings.showwarning = show
+    try: yield
+    finally: warnings.showwarning = old
+
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
-    if not as_json: print(text); return
     from disentlit.training import _strict                # here, not above: `disentlit --help` never loads torch
-    print(json.dumps(_strict(obj), allow_nan=False))
+    _print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
@@ -115,16 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
-    from disentlit.data import DisentlitError              # torch and the rest load only once a command runs
+    from disentlit.data import DisentlitError, Terminated, sigterm_as_interrupt   # torch loads once a command runs
     try:
-        _positive(args)
-        return args.run(args)
+        with sigterm_as_interrupt(), _one_line_warnings():
+            _positive(args)
+            code = args.run(args)
+            _print()                                      # what is still buffered, now
+            return code
     except DisentlitError as e:
         print(f"disentlit: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("disentlit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:                        # Ctrl-C, or SIGTERM (`Terminated`)
+        print(f"disentlit: {'terminated' if isinstance(e, Terminated) else 'interrupted'}", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
+    except OSError as e: return _os_failure(e)
 
 # %% ../nbs/11_cli.ipynb #9b1452e1
 def cmd_datasets(args) -> int:
@@ -132,11 +171,14 @@ def cmd_datasets(args) -> int:
     file-backed one (`--prepare`)."""
     from disentlit.data_files import get_dataset, list_datasets, prepare
     from disentlit.experiments import datasets_table, text_table
-    if args.prepare:
+    if (args.source or args.force) and args.prepare is None: _fail("--source and --force go with --prepare NAME")
+    if args.prepare is not None and (args.stats is not None or args.set):
+        _fail("--prepare goes alone: --stats and --set are another call")
+    if args.prepare is not None:
         path = prepare(args.prepare, source=args.source, force=args.force)
         _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
         return 0
-    if args.stats:
+    if args.stats is not None:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
         m = data.moments(progress=not args.quiet)          # a streamed pass shows its progress on stderr, --json or not
@@ -247,15 +289,24 @@ def add_train_parser(t):
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
     return t
 
+# %% ../nbs/11_cli.ipynb #069cefb0
+BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats": ("data", "train", "loss", "metrics"),
+               "--pairs": ("distances",), "--precision": ("train", "metrics"), "--exact": ("metrics",),
+               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",), "--param": ("train",),
+               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # what each goes with
+
 # %% ../nbs/11_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:
     "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed alongside."
     from disentlit.bench import run_bench
-    params = parse_params(args.param, "--param") if args.what == "train" else {}
-    r, text = run_bench(args.what, batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
-                        precision=args.precision, exact=args.exact, reference=args.reference, steps=args.steps,
-                        framework=args.framework, params=params, device=args.device,
-                        untuned_baseline=not args.no_allocator, progress=not args.quiet, compile=args.compile)
+    for flag, whats in BENCH_FLAGS.items():                    # a flag of another benchmark is refused, not ignored
+        if getattr(args, flag[2:].replace("-", "_")) not in (None, False, []) and args.what not in whats:
+            _fail(f"{flag} goes with bench {' or '.join(whats)}, not bench {args.what}")
+    given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs, precision=args.precision,
+                 reference=args.reference, steps=args.steps, framework=args.framework, device=args.device,
+                 params=parse_params(args.param, "--param"))
+    r, text = run_bench(args.what, exact=args.exact, untuned_baseline=not args.no_allocator, progress=not args.quiet,
+                        compile=args.compile, **{k: v for k, v in given.items() if v is not None})
     _emit(r, args.json, text)
     return 0
 
@@ -266,17 +317,17 @@ def _add_bench(b):
     b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
     b.add_argument("--batch-size", type=int, default=None,
                    help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
-    b.add_argument("--pairs", type=int, default=50_000, help="distances: pairs per row of Table A1")
+    b.add_argument("--pairs", type=int, default=None, help="distances: pairs per row of Table A1 (default 50,000)")
     b.add_argument("--repeats", type=int, default=None,
                    help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
-    b.add_argument("--precision", default="fp32,bf16",
-                   help="train: comma-separated fp32,bf16; metrics: the first one listed")
+    b.add_argument("--precision", default=None,
+                   help="train: comma-separated (default fp32,bf16); metrics: the first one listed")
     b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
-    b.add_argument("--reference", default="scaled", metavar="|".join(REFERENCE_MODES),
+    b.add_argument("--reference", default=None, metavar="|".join(REFERENCE_MODES),
                    help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured "
                         "throughput (default), fully measured (many minutes), or skipped")
-    b.add_argument("--steps", type=int, default=6, help="train: timed steps per repetition")
-    b.add_argument("--framework", default="betavae", help="train: framework name")
+    b.add_argument("--steps", type=int, default=None, help="train: timed steps per repetition (default 6)")
+    b.add_argument("--framework", default=None, help="train: framework name (default betavae)")
     b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
     b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
@@ -309,7 +360,7 @@ def cmd_evaluate(args) -> int:
     from disentlit.metrics import evaluate_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     out = evaluate_run(args.run_dir, metrics=metrics, seed=args.seed, batch_size=args.batch_size,
-                       progress=not args.quiet, fast=not args.exact)
+                       progress=not args.quiet, fast=not args.exact, allow_unfinished=args.allow_unfinished)
     info = out["info"]
     text = "\n".join([f"{args.run_dir}: {out['framework']} on {out['dataset']}",
                       text_table([["metric", "score"]] + _metric_rows(out)),
@@ -329,6 +380,8 @@ def _add_evaluate(e):
                         f"{','.join(METRICS)})")
     e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
     e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
+    e.add_argument("--allow-unfinished", action="store_true",
+                   help="score a run that has not reached its last step (stopped, killed, or still training)")
     e.add_argument("--exact", action="store_true",
                    help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of the fast mode")
 
@@ -403,8 +456,12 @@ def _add_predict(t):
 def cmd_sweep(args) -> int:
     "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed."
     from disentlit.experiments import run_sweep
-    options = (dict(num_cpus=args.cpus, num_gpus=args.gpus) if args.engine == "ray"
-               else dict(workers=args.workers, device=args.device))
+    local = {"--workers": ("workers", args.workers), "--device": ("device", args.device)}
+    ray = {"--cpus": ("num_cpus", args.cpus), "--gpus": ("num_gpus", args.gpus)}
+    mine, other = (ray, local) if args.engine == "ray" else (local, ray)
+    if wrong := [flag for flag, (_, v) in other.items() if v is not None]:
+        _fail(f"{wrong[0]} goes with --engine {'local' if other is local else 'ray'}, not --engine {args.engine}")
+    options = {key: v for key, v in mine.values() if v is not None}
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
                        progress=not args.quiet, **options)
     _emit(dict(db=str(args.db), **counts), args.json,
@@ -422,13 +479,14 @@ def _add_sweep(w):
     w.add_argument("--runs", metavar="DIR",
                    help="where run directories go (default: RESULTS_runs next to the database)")
     w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
-                   help="a running run whose heartbeat is older than this is put back by --resume (default 600, or "
-                        "$DISENTLIT_LEASE)")
-    w.add_argument("--workers", type=int, default=1,
-                   help="local: runs at a time, in processes sharing the CPU threads and GPU")
+                   help="a running run whose heartbeat is older than this is put back by --resume (at least 60; "
+                        "default $DISENTLIT_LEASE, else 600)")
+    w.add_argument("--workers", type=int, default=None,
+                   help="local: runs at a time, in processes sharing the CPU threads and GPU (default 1; never more "
+                        "than the runs left)")
     w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
-    w.add_argument("--cpus", type=float, default=1, help="ray: CPUs per run (default 1)")
-    w.add_argument("--gpus", type=float, default=0, help="ray: GPUs per run (default 0)")
+    w.add_argument("--cpus", type=float, default=None, help="ray: CPUs per run (default 1)")
+    w.add_argument("--gpus", type=float, default=None, help="ray: GPUs per run (default 0)")
 
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:

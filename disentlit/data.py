@@ -5,15 +5,20 @@
 # %% ../nbs/01a_data.ipynb #519fcf96
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import io
 import json
 import math
 import os
 import re
+import secrets
+import signal
 import sys
+import warnings
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -22,10 +27,12 @@ from fastcore.meta import delegates
 from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
-__all__ = ['MAX_SEED', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError',
-           'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'as_rng', 'check_seed', 'data_dir', 'progress_bar',
-           'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float', 'channel_moments',
-           'DeviceData', 'small_text', 'plot_traversals', 'xysquares_one_at_a_time']
+__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS',
+           'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile',
+           'as_rng', 'check_seed', 'check_lease', 'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path',
+           'atomic_write', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
+           'progress_bar', 'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float',
+           'channel_moments', 'DeviceData', 'small_text', 'plot_traversals', 'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -62,20 +69,154 @@ def check_seed(
         raise DisentlitError(f"{name} must be an integer in 0..2**63-1, got {seed!r}")
     return int(seed)
 
+# %% ../nbs/01a_data.ipynb #898903a6
+MIN_LEASE, DEFAULT_LEASE, MAX_LEASE = 60.0, 600.0, 30 * 86400.0    # seconds: a sweep's lease (`08_experiments`)
+
+def check_lease(
+    seconds, # the value given
+    name: str = "lease", # what to call it in the error message
+) -> float:
+    """A sweep's lease: a number of seconds in `MIN_LEASE`..`MAX_LEASE` (a minute to 30 days). A run's heartbeat
+    renews its lease every quarter lease, so a shorter one would let a second sweep on the same database put back a run
+    still in progress."""
+    number = not isinstance(seconds, bool) and isinstance(seconds, (int, float, np.integer, np.floating))
+    if not (number and MIN_LEASE <= seconds <= MAX_LEASE):                   # NaN is in no range
+        raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g} (at most {MAX_LEASE:g}), "
+                             f"got {seconds!r}")
+    return float(seconds)
+
+# %% ../nbs/01a_data.ipynb #6d80b0c1
+def _choice(*accepted: str) -> Callable[[str], str]:
+    "A parser that accepts one of the words `accepted`."
+    def parse(text: str) -> str:
+        if text not in accepted: raise ValueError(text)
+        return text
+    return parse
+
+def _folder(text: str) -> Path: return Path(text).expanduser()
+
+SETTINGS = {     # variable: (the parser of its text, its default, what it accepts)
+    "DISENTLIT_DATA": (_folder, lambda: Path.home() / ".cache" / "disentlit", "a folder you can write"),
+    "DISENTLIT_PROGRESS": (_choice("auto", "lines"), lambda: "auto", "auto or lines"),
+    "DISENTLIT_LEASE": (lambda text: check_lease(float(text)), lambda: DEFAULT_LEASE,
+                        f"a number of seconds >= {MIN_LEASE:g}"),
+    "DISENTLIT_MALLOC": (_choice("0", "1"), lambda: "1", "0 or 1"),
+}
+
+def setting(
+    name: str, # an environment variable of `SETTINGS`
+):
+    "The value of environment variable `name`, parsed and bounded; its default when unset or empty."
+    parse, default, accepted = SETTINGS[name]
+    text = os.environ.get(name, "").strip()
+    if not text: return default()
+    try: return parse(text)
+    except (ValueError, OverflowError):                   # DisentlitError is a ValueError too
+        raise DisentlitError(f"{name}={os.environ[name]!r} is not accepted: give {accepted}, or unset it") from None
+
 # %% ../nbs/01a_data.ipynb #b324fd09
 def data_dir() -> Path: # the folder, made if it did not exist
     "Where datasets and cached statistics live: `$DISENTLIT_DATA`, else `~/.cache/disentlit`."
-    path = Path(os.environ.get("DISENTLIT_DATA", Path.home() / ".cache" / "disentlit"))
+    path = setting("DISENTLIT_DATA")
     try: path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise DisentlitError(f"DISENTLIT_DATA={path}: cannot create the data folder ({e.strerror or e}); "
                              "set DISENTLIT_DATA to a folder you can write") from None
     return path
 
+# %% ../nbs/01a_data.ipynb #1e73d7b8
+_HINTS = {errno.ENOSPC: "free some space, then try again", errno.EDQUOT: "free some space, then try again",
+          errno.EROFS: "give a folder you can write", errno.EACCES: "give a folder you can write",
+          errno.EPERM: "give a folder you can write", errno.ENOTDIR: "a file is in the way of a folder",
+          errno.EISDIR: "a folder is in the way of the file", errno.ENAMETOOLONG: "give a shorter name"}
+
+def os_problem(
+    path, # the file or folder the OS refused
+    e: OSError, # what the OS said
+    what: str = "", # what the file is: 'checkpoint', '--out folder', ...
+) -> DisentlitError:
+    "One line for an OS error on `path`: what it is, where, the OS's reason, and what to do about it."
+    hint = _HINTS.get(e.errno)
+    return DisentlitError(f"{what + ' ' if what else ''}{path}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
+
+@contextlib.contextmanager
+def writing(
+    path, # what the block writes
+    what: str = "", # what it is, for the message
+):
+    "An `OSError` inside the block becomes one `DisentlitError` naming `path` (`os_problem`)."
+    try: yield
+    except OSError as e: raise os_problem(path, e, what) from None
+
+# %% ../nbs/01a_data.ipynb #a216a24b
+@contextlib.contextmanager
+def atomic_path(
+    path: str | Path, # the file the block makes
+):
+    """A temporary path in `path`'s folder for the block to write whole, renamed over `path` when the block ends; on any
+    error (or Ctrl-C) it is removed and `path` left as it was. For writers that need a path: h5py, savefig, torch."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")   # unique: never another's
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError): tmp.unlink()     # a folder someone put there is not ours to remove
+        raise
+
+def atomic_write(
+    path: str | Path, # the file to write
+    write: Callable[[Path], object], # writes the whole file at the path it is given
+    what: str = "", # what the file is, for an error's message
+) -> Path:
+    """Write `path` whole or not at all (`atomic_path`): `write` fills a temporary file, which is then renamed over
+    `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
+    with writing(path, what), atomic_path(path) as tmp: write(tmp)
+    return Path(path)
+
+# %% ../nbs/01a_data.ipynb #b75fa383
+class Terminated(KeyboardInterrupt):
+    "SIGTERM, raised inside `sigterm_as_interrupt` where the process was: cleaned up after like Ctrl-C."
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    "Inside the block, SIGTERM raises `Terminated` in the main thread (in another thread, nothing changes)."
+    import threading
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)         # once: the clean-up runs to its end
+        raise Terminated("terminated (SIGTERM)")
+    old = signal.signal(signal.SIGTERM, handler)
+    try: yield
+    finally: signal.signal(signal.SIGTERM, old)
+
+# %% ../nbs/01a_data.ipynb #d5140a30
+def human_bytes(n: float) -> str:
+    "A number of bytes for people: 512 B, 1.5 kB, 16.4 TB."
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB": return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+
+def memory_bytes() -> int:
+    "The physical memory of this machine in bytes (16 GB where the system does not say)."
+    try: return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError): return 16 * 10 ** 9
+
+def check_memory(
+    nbytes: float, # the memory something would take, estimated
+    what: str, # what it is: 'a batch of 64 observations of shape (...) as floats'
+    fix: str = "", # what to do instead
+) -> float:
+    "`nbytes` if it fits in this machine's memory; else `DisentlitError` with the estimate, before anything is made."
+    if nbytes > memory_bytes():
+        raise DisentlitError(f"{what} would take about {human_bytes(nbytes)} of memory, more than this machine's "
+                             f"{human_bytes(memory_bytes())}" + (f"; {fix}" if fix else ""))
+    return nbytes
+
 # %% ../nbs/01a_data.ipynb #dab6a530
 def _interactive(stream) -> bool:
     "Whether `stream` is a terminal or a Jupyter kernel's stream (where tqdm can redraw in place)."
-    if os.environ.get("DISENTLIT_PROGRESS") == "lines": return False
+    if setting("DISENTLIT_PROGRESS") == "lines": return False
     if getattr(stream, "isatty", lambda: False)(): return True
     return type(stream).__module__.startswith("ipykernel")
 
@@ -133,13 +274,19 @@ class FactorSpace:
     def __init__(self,
                  names: Sequence[str], # one name per factor, all different
                  sizes: Sequence[int]): # the number of values of each factor, >= 1
-        names, sizes = tuple(str(n) for n in names), tuple(int(s) for s in sizes)
+        names, sizes = tuple(str(n) for n in names), tuple(sizes)
+        if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) for s in sizes):
+            raise DisentlitError(f"factor sizes must be whole numbers (int) >= 1, got {sizes}")
+        sizes = tuple(int(s) for s in sizes)
         if len(names) != len(sizes) or not names:
             raise DisentlitError(f"need one size per factor name, got {len(names)} names and {len(sizes)} sizes")
         if len(set(names)) != len(names):
             raise DisentlitError(f"factor names must be unique, got {names}")
         if min(sizes) < 1:
             raise DisentlitError(f"factor sizes must be >= 1, got {sizes}")
+        if math.prod(sizes) > MAX_SEED:
+            raise DisentlitError(f"factor sizes {sizes} make {math.prod(sizes):.3g} positions, more than the 2**63-1 "
+                                 "an index can number")
         self.names, self.sizes = names, sizes
         self._sizes = np.array(sizes, dtype=np.int64)
         self._strides = np.array([math.prod(sizes[i + 1:]) for i in range(len(sizes))], dtype=np.int64)
@@ -313,8 +460,11 @@ class GroundTruthData(FactorSpace):
                  names: Sequence[str], # one name per factor
                  sizes: Sequence[int], # the number of values of each factor
                  obs_shape: Sequence[int]): # the shape (H, W, C) of one observation
+        obs_shape = tuple(int(s) for s in obs_shape)
+        check_memory(64 * 4 * math.prod(obs_shape), f"a batch of 64 observations of shape {obs_shape} as floats",
+                     "choose a smaller image")                   # first: an image this large has countless positions
         super().__init__(names, sizes)
-        self.obs_shape = tuple(int(s) for s in obs_shape)
+        self.obs_shape = obs_shape
 
     @property
     def params(self) -> dict:
@@ -355,20 +505,22 @@ class XYSquares(GroundTruthData):
                  grid_spacing: int | None = None, # pixels between neighbouring positions; None: the square size
                  num_squares: int = 3, # 1, 2 or 3 squares
                  rgb: bool = True): # coloured squares on 3 channels, or white squares on one
+        whole = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))   # True is no size
         for key, v in dict(square_size=square_size, image_size=image_size).items():
-            if not isinstance(v, (int, np.integer)) or v < 1:
+            if not whole(v) or v < 1:
                 raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
         if square_size > image_size:
             raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
         spacing = square_size if grid_spacing is None else grid_spacing
-        if not isinstance(spacing, (int, np.integer)) or spacing < 1:
+        if not whole(spacing) or spacing < 1:
             raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
         fits = (image_size - square_size) // spacing + 1
         grid = fits if grid_size is None else grid_size
-        if not isinstance(grid, (int, np.integer)) or not 1 <= grid <= fits:
+        if not whole(grid) or not 1 <= grid <= fits:
             raise DisentlitError(f"grid_size must be an integer in 1..{fits} (positions of a {square_size}px square "
                                  f"spaced {spacing}px that fit in {image_size}px), got {grid!r}")
-        if num_squares not in (1, 2, 3): raise DisentlitError(f"num_squares must be 1, 2 or 3, got {num_squares!r}")
+        if not whole(num_squares) or num_squares not in (1, 2, 3):
+            raise DisentlitError(f"num_squares must be 1, 2 or 3, got {num_squares!r}")
         if not isinstance(rgb, (bool, np.bool_)): raise DisentlitError(f"rgb must be true or false, got {rgb!r}")
         self.square_size, self.image_size, self.grid_size, self.grid_spacing = square_size, image_size, grid, spacing
         self.num_squares, self.rgb = num_squares, bool(rgb)
@@ -481,6 +633,7 @@ def channel_moments(
     "One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std, values in [0, 1]."
     H, W, C = data.obs_shape
     n = H * W
+    chunk = max(1, min(chunk, (256 << 20) // (8 * n * C)))        # at most 256 MB of float64 at a time
     s1, s2, s_img = (torch.zeros(C, dtype=torch.float64) for _ in range(3))
     for start in progress_bar(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}",
                               unit_scale=chunk):
@@ -504,7 +657,28 @@ def _valid_moments(m, channels: int) -> bool:
     "Whether `m` holds the three moments as lists of `channels` finite numbers in [0, 1]."
     ok = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1
     return isinstance(m, dict) and all(isinstance(m.get(k), list) and len(m[k]) == channels and all(map(ok, m[k]))
-                                       for k in ("mean", "std_global", "std_per_image"))
+                                       for k in _MOMENTS)
+
+_MOMENTS = ("mean", "std_global", "std_per_image")
+
+def _moments_checksum(m: dict) -> str:
+    "The SHA-256 of the three moments' canonical JSON: what a statistics cache file records of its numbers."
+    return hashlib.sha256(json.dumps({k: m[k] for k in _MOMENTS}, sort_keys=True).encode()).hexdigest()
+
+def _read_moments(path: Path, channels: int) -> dict | None:
+    "The moments a statistics cache file holds, if it is whole and unchanged (its checksum matches); else None."
+    try: m = json.loads(path.read_text())
+    except (OSError, ValueError): return None
+    if not _valid_moments(m, channels) or m.get("sha256") != _moments_checksum(m): return None
+    return {k: m[k] for k in _MOMENTS}
+
+def _write_moments(path: Path, m: dict, data: GroundTruthData):
+    "Cache the moments `m` of `data` at `path` with their checksum; a folder that cannot be written: a warning."
+    text = json.dumps(dict(m, sha256=_moments_checksum(m), dataset=data.name, params=data.params), default=str)
+    try:
+        with writing(path.parent, "statistics cache folder"): path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, lambda p: p.write_text(text), "statistics cache")
+    except DisentlitError as e: warnings.warn(f"{e}; the statistics were computed but not cached", stacklevel=3)
 
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
@@ -522,17 +696,9 @@ def moments(self: GroundTruthData,
     if getattr(self, "_moments", None) is not None: return self._moments
     if (exact := self._exact_moments()) is not None: self._moments = exact; return exact
     path = data_dir() / "stats" / f"{_stats_key(self)}.json"
-    if cache and path.exists():
-        try: m = json.loads(path.read_text())
-        except ValueError: m = None
-        if _valid_moments(m, self.obs_shape[-1]): self._moments = m; return m
-        # a damaged cache file (not JSON, keys missing, values of the wrong type or range) is recomputed and rewritten
-    self._moments = channel_moments(self, progress=progress)
-    if cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(self._moments, dataset=self.name, params=self.params), default=str))
-        os.replace(tmp, path)
+    if cache and (m := _read_moments(path, self.obs_shape[-1])) is not None: self._moments = m; return m
+    self._moments = channel_moments(self, progress=progress)     # no cache, or a damaged or edited one: recomputed
+    if cache: _write_moments(path, self._moments, self)
     return self._moments
 
 # %% ../nbs/01a_data.ipynb #31e2802b

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from fastcore.basics import patch
 
 from .data import DisentlitError, DatasetNotFound, ChecksumError, CorruptFile, check_seed
+from .data import atomic_path, atomic_write
 from .data import GroundTruthData, channel_moments, data_dir, XYSquares, XYObject, Sprites
 
 # %% auto #0
@@ -156,8 +157,7 @@ def record_cache(
     path = Path(path)
     st = path.stat()
     rec = dict(sha256=file_hash(path), size=st.st_size, mtime_ns=st.st_mtime_ns)
-    tmp = Path(f"{_record_path(path)}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(rec)); os.replace(tmp, _record_path(path))
+    atomic_write(_record_path(path), lambda p: p.write_text(json.dumps(rec)), "cache record")
     return rec
 
 # %% ../nbs/01b_data_files.ipynb #75ae5554
@@ -172,19 +172,15 @@ def writing_cache(
     channels: int, # C of an observation
     size: int = 64, # H = W of an observation
 ):
-    "Yield the `obs` dataset of a new cache at `<path>.tmp`; rename it to `path` only if the block succeeds."
+    """Yield the `obs` dataset of a new cache, written to a temporary file (`atomic_path`) that becomes `path` only if
+    the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(f"{path}.tmp")
-    try:
-        with h5py.File(tmp, "w") as f:
-            f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)), version=CACHE_VERSION)
-            yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
-                                   chunks=(1, size, size, channels), compression="gzip")
-        os.replace(tmp, path)
-        record_cache(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)), version=CACHE_VERSION)
+        yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
+                               chunks=(1, size, size, channels), compression="gzip")
+    record_cache(path)
 
 # %% ../nbs/01b_data_files.ipynb #101a2fc1
 def copy_in_order(

@@ -11,9 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from .data import DisentlitError
+from .data import DisentlitError, atomic_write
 from .experiments import ResultsDB, datasets_table, figures, run_sweep, text_table
-from .training import RunConfig, _atomic_write, load_run, writable_dir
+from .training import RunConfig, load_run, writable_dir
 
 # %% auto #0
 __all__ = ['DEMO_STEPS', 'DEMO_BATCH', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS', 'TRAVERSAL_CAPTION', 'LABELS', 'SCORES',
@@ -284,7 +284,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
                       "disentanglement (one seed each).")
     page = render_report("disentlit demo: the reconstruction loss decides what a VAE can disentangle", first,
                          headline, sections)
-    _atomic_write(out / "index.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    atomic_write(out / "index.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"), "the demo report")
     say(f"\n{first}")
     say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
     say(f"open {out / 'index.html'}")

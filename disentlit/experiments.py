@@ -6,14 +6,19 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import json
+import signal
 import math
 import os
 import socket
 import sqlite3
+import sys
+import threading
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -23,24 +28,26 @@ from fastcore.meta import delegates
 import numpy as np
 import torch
 
-from .data import DisentlitError, progress_bar
+from .data import (DisentlitError, atomic_write, check_lease, check_seed, human_bytes, progress_bar,
+                            setting, sigterm_as_interrupt)
 from .metrics import (ACTIVE_KL, as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
                                scalar_metrics, scorer, udr)
 from .models import kl_normal
-from .training import (RunConfig, _atomic_write, _strict, build_run, load_run, read_config, read_curve,
+from .training import (RunConfig, _strict, build_run, load_run, read_config, read_curve, read_log,
                                 resolve_device, train, writable_dir)
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'SCHEMA_VERSION', 'STATUSES', 'LEASE_SECONDS', 'ENGINES', 'PERMUTATIONS', 'COMPARISONS', 'FIGURE_METRICS',
-           'expand_spec', 'load_spec', 'check_run', 'check_runs', 'ResultsDB', 'heartbeat', 'local_engine',
-           'ray_engine', 'run_sweep', 'plot_loss_curve', 'curve_points', 'run', 'results_frame', 'curve_row',
-           'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'varied_settings', 'compare',
-           'adjust_holm', 'matching', 'contrast', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'plot_training_losses', 'udr_scores', 'figures', 'text_table', 'datasets_table']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'SCHEMA_VERSION', 'STATUSES', 'ENGINES',
+           'PERMUTATIONS', 'COMPARISONS', 'FIGURE_METRICS', 'expand_spec', 'load_spec', 'check_run', 'check_runs',
+           'ResultsDB', 'heartbeat', 'local_engine', 'ray_engine', 'run_sweep', 'plot_loss_curve', 'curve_points',
+           'run', 'results_frame', 'curve_row', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm',
+           'varied_settings', 'compare', 'adjust_holm', 'matching', 'contrast', 'plot_arms', 'plot_comparison',
+           'plot_learning_curves', 'plot_training_losses', 'udr_scores', 'figures', 'text_table', 'datasets_table']
 
 # %% ../nbs/08_experiments.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
+MAX_RUNS, RUN_BYTES = 100_000, 4096   # runs a spec may expand to; memory to expand and record one (about)
 
 # %% ../nbs/08_experiments.ipynb #d3e2df02
 def _set(d: dict, key: str, value):
@@ -53,6 +60,12 @@ def _set(d: dict, key: str, value):
     d.setdefault(head, {})
     d[head] = {**d[head], rest: value}
 
+def _check_size(runs: int):
+    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
+    if runs > MAX_RUNS:
+        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
+                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
+
 # %% ../nbs/08_experiments.ipynb #44c6e094
 def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
                 ) -> tuple[str, list[RunConfig]]:
@@ -64,6 +77,7 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         raise DisentlitError(f"unknown spec key {unknown[0]!r}; accepted: {', '.join(SPEC_KEYS)}")
     name = spec.get("name")
     if not isinstance(name, str) or not name: raise DisentlitError("spec key 'name' must be a non-empty string")
+    if not isinstance(spec.get("description", ""), str): raise DisentlitError("spec key 'description' must be text")
     base, grid, arms = spec.get("base", {}), spec.get("grid", {}), spec.get("arms", [{}])
     for key, v in (("base", base), ("grid", grid)):
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
@@ -71,7 +85,11 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that vary together)")
     if "seeds" in spec and "repeats" in spec: raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
-    seeds = spec.get("seeds", list(range(repeats)) if isinstance(repeats, int) else None)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise DisentlitError(f"spec key 'repeats' must be an integer >= 1, got {repeats!r}")
+    _check_size(len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)) *
+                (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
+    seeds = spec.get("seeds", list(range(repeats)))
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            for s in seeds):
         raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' a positive integer)")
@@ -96,21 +114,59 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
                              "(a grid or the arms list a value twice)")
     return name, configs
 
+# %% ../nbs/08_experiments.ipynb #bed5748a
+MAX_SPEC_BYTES, MAX_SPEC_VALUES = 1 << 20, 100_000   # a spec file's size; the values it holds, its aliases expanded
+
+def _one_each(pairs: list, path: Path) -> dict:
+    "A mapping from its (key, value) pairs; a key given twice is refused (JSON and YAML would keep the last one)."
+    keys = [k for k, _ in pairs]
+    if twice := next((k for i, k in enumerate(keys) if k in keys[:i]), None):
+        raise DisentlitError(f"{path}: key {twice!r} is given twice in one mapping; give it once")
+    return dict(pairs)
+
+def _yaml_values(node, path: Path, sizes: dict) -> int:
+    """The values under a YAML node with every alias expanded (a shared node counts at each use), its mappings'
+    keys checked once each (`_one_each`)."""
+    import yaml
+    if id(node) in sizes: return sizes[id(node)]
+    sizes[id(node)] = 1
+    if isinstance(node, yaml.MappingNode):
+        _one_each([(k.value, None) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"], path)
+        children = [n for pair in node.value for n in pair]
+    else: children = node.value if isinstance(node, yaml.SequenceNode) else []
+    sizes[id(node)] = 1 + sum(_yaml_values(c, path, sizes) for c in children)
+    return sizes[id(node)]
+
+def _read_yaml(text: str, path: Path):
+    "A YAML document, refused if a mapping gives a key twice or its aliases expand it past `MAX_SPEC_VALUES` values."
+    import yaml
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None: return None
+        if (n := _yaml_values(node, path, {})) > MAX_SPEC_VALUES:
+            raise DisentlitError(f"{path}: its aliases expand it to {n:,} values (about {human_bytes(n * 64)} of "
+                                 f"memory); a sweep spec holds at most {MAX_SPEC_VALUES:,}")
+        return loader.construct_document(node)
+    finally: loader.dispose()
+
 # %% ../nbs/08_experiments.ipynb #6a3278e7
 def load_spec(path: str | Path,     # a .yaml, .yml or .json file
               ) -> dict:
     "A sweep spec from a .yaml/.yml or .json file."
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no sweep spec at {path}")
+    if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
+        raise DisentlitError(f"{path}: {human_bytes(path.stat().st_size)}, too large for a sweep spec (at most "
+                             f"{human_bytes(MAX_SPEC_BYTES)})")
     try: text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError: raise DisentlitError(f"{path}: not a text file, so not a sweep spec") from None
     except OSError as e: raise DisentlitError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-            return yaml.safe_load(text)
-        if path.suffix == ".json": return json.loads(text)
-    except Exception as e:                                        # yaml.YAMLError, json.JSONDecodeError
+        if path.suffix in (".yaml", ".yml"): return _read_yaml(text, path)
+        if path.suffix == ".json": return json.loads(text, object_pairs_hook=lambda kv: _one_each(kv, path))
+    except DisentlitError: raise
+    except Exception as e:                       # yaml.YAMLError, json.JSONDecodeError, RecursionError (nested deep)
         why = " ".join(str(e).split())[:160]
         raise DisentlitError(f"{path}: not valid {path.suffix[1:].upper()} ({why})") from None
     raise DisentlitError(f"{path}: a sweep spec must be .yaml, .yml or .json")
@@ -147,12 +203,16 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
+_COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "host", "pid", "attempts", "created",
+            "started", "finished", "seconds")                   # every version's (heartbeat came with 2)
 
 # %% ../nbs/08_experiments.ipynb #143c00aa
 STATUSES = ("pending", "running", "done", "failed")             # the states of a run
 
 # %% ../nbs/08_experiments.ipynb #aa2872b3
-LEASE_SECONDS = float(os.environ.get("DISENTLIT_LEASE", 600))   # a run without a heartbeat for this long is stale
+def _lease(lease: float | None = None) -> float:
+    "A lease in seconds: `lease` checked (`check_lease`), or `$DISENTLIT_LEASE`, or `DEFAULT_LEASE` (600)."
+    return setting("DISENTLIT_LEASE") if lease is None else check_lease(lease)
 
 # %% ../nbs/08_experiments.ipynb #9317502f
 def _db_problem(path: Path, e: sqlite3.Error) -> str:
@@ -198,8 +258,16 @@ class ResultsDB:
         if "meta" not in tables or "runs" not in tables:
             raise DisentlitError(f"{self.path}: an SQLite file, but not a disentlit results database; the file was "
                                  "left untouched")
+        columns = {r[1] for r in self.con.execute("PRAGMA table_info(runs)")}
+        if missing := [c for c in _COLUMNS if c not in columns]:
+            raise DisentlitError(f"{self.path}: its runs table lacks the columns {', '.join(missing)} of a disentlit "
+                                 "results database; the file was left untouched")
         row = self.con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else None
+        if row is None: return None
+        if not str(row[0]).isdigit():
+            raise DisentlitError(f"{self.path}: not a disentlit results database (schema version {row[0]!r}); the "
+                                 "file was left untouched")
+        return int(row[0])
 
     @contextlib.contextmanager
     def _tx(self):
@@ -243,20 +311,50 @@ def counts(self: ResultsDB, sweep: str | None = None) -> dict:
     got = dict(self.con.execute(q, (sweep,) if sweep else ()).fetchall())
     return {s: got.get(s, 0) for s in STATUSES}
 
+# %% ../nbs/08_experiments.ipynb #150eebbf
+def _json_object(text, column: str) -> dict:
+    "A JSON column's object ({} for none); `DisentlitError` if it is not one (garbage, a list, NaN)."
+    if text is None or text == "": return {}
+    try: value = json.loads(text, parse_constant=lambda c: float("nan"))
+    except (TypeError, ValueError): raise DisentlitError(f"its {column} is not JSON") from None
+    if not isinstance(value, dict): raise DisentlitError(f"its {column} is not a JSON object")
+    return value
+
+def _row_problem(r: dict):
+    "`DisentlitError` naming what in a decoded row is not what a run records (figures and tables would trip on it)."
+    num = lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    res, ch, curve = r["result"], r["result"].get("channels"), r["result"].get("curve") or []
+    problems = [(not all(num(v) for v in r["metrics"].values()), "metrics that are not finite numbers"),
+                (not isinstance(res.get("final", {}), dict) or not all(map(num, res.get("final", {}).values())),
+                 "final losses that are not numbers"),
+                (ch is not None and not (isinstance(ch, dict) and all(isinstance(ch.get(k), int)
+                                                                      for k in ("drawn", "channels"))),
+                 "channels that are not counts"),
+                (not isinstance(curve, list) or not all(isinstance(p, dict) and isinstance(p.get("step"), int) and
+                                                        isinstance(p.get("metrics"), dict) for p in curve),
+                 "a learning curve that is not one"),
+                (not all(isinstance(res.get(k), (int, type(None))) for k in ("active_latents", "step")),
+                 "counts that are not integers")]
+    if bad := [what for wrong, what in problems if wrong]: raise DisentlitError("it holds " + bad[0])
+
 # %% ../nbs/08_experiments.ipynb #b86658da
 @patch
 def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
           sweep: str | None = None) -> tuple[str, RunConfig] | None:
-    "Move the oldest pending run (of `sweep`, or of any) to running in one transaction and return it; None if none."
-    with self._tx():
-        q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep else "")
-             + " ORDER BY created, rowid LIMIT 1")
-        row = self.con.execute(q, (sweep,) if sweep else ()).fetchone()
-        if row is None: return None
-        self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, attempts=attempts+1 "
-                         "WHERE id=?", (host or socket.gethostname(), os.getpid() if pid is None else pid, time.time(),
-                                        time.time(), row[0]))
-    return row[0], RunConfig.from_dict(json.loads(row[1]))
+    """Move the oldest pending run (of `sweep`, or of any) to running in one transaction and return it; None if none.
+    A run whose configuration is damaged (not a `RunConfig`'s JSON) is marked failed with the reason, and skipped."""
+    while True:
+        with self._tx():
+            q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep else "")
+                 + " ORDER BY created, rowid LIMIT 1")
+            row = self.con.execute(q, (sweep,) if sweep else ()).fetchone()
+            if row is None: return None
+            self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
+                             "attempts=attempts+1 WHERE id=?", (host or socket.gethostname(),
+                                                                os.getpid() if pid is None else pid, time.time(),
+                                                                time.time(), row[0]))
+        try: return row[0], RunConfig.from_dict(_json_object(row[1], "config"))
+        except DisentlitError as e: self.fail(row[0], f"damaged configuration in the database: {e}")
 
 # %% ../nbs/08_experiments.ipynb #883d1512
 @patch
@@ -293,11 +391,12 @@ def renew(self: ResultsDB, run_ids: Iterable[str]):
 @patch
 def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
-    `LEASE_SECONDS`), on any host, and at once those claimed on this host by a process that no longer exists."""
-    lease = LEASE_SECONDS if lease is None else lease
+    `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
+    exists."""
+    lease = _lease(lease)
     me, now = socket.gethostname(), time.time()
     def dead(host, pid):
-        if host != me or pid is None: return False
+        if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
         try: os.kill(pid, 0)
         except ProcessLookupError: return True
         except PermissionError: return False
@@ -305,7 +404,8 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     with self._tx():
         rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs "
                                 "WHERE status='running'").fetchall()
-        stale = [rid for rid, host, pid, beat in rows if beat is None or beat < now - lease or dead(host, pid)]
+        number = lambda beat: isinstance(beat, (int, float))                  # a damaged heartbeat is no heartbeat
+        stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease or dead(host, pid)]
         self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?", [(r,) for r in stale])
     return len(stale)
 
@@ -323,7 +423,8 @@ def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
 # %% ../nbs/08_experiments.ipynb #6244b57d
 @patch
 def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None) -> list[dict]:
-    "Every run (optionally of one status or sweep) as a dictionary with its configuration and results decoded."
+    """Every run (optionally of one status or sweep) as a dictionary with its configuration and results decoded; a run
+    whose JSON columns are damaged (`_row_problem`) is left out with a warning."""
     q, args = "SELECT * FROM runs WHERE 1=1", []
     if status: q += " AND status=?"; args.append(status)
     if sweep: q += " AND sweep=?"; args.append(sweep)
@@ -332,7 +433,10 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None) -
     out = []
     for row in cur.fetchall():
         r = dict(zip(cols, row))
-        for k in ("config", "metrics", "result"): r[k] = json.loads(r[k]) if r[k] else {}
+        try:
+            for k in ("config", "metrics", "result"): r[k] = _json_object(r[k], k)
+            _row_problem(r)
+        except DisentlitError as e: warnings.warn(f"{self.path}: run {r['id']} left out: {e}"); continue
         out.append(r)
     return out
 
@@ -354,7 +458,7 @@ def _write_table(path: Path, rows: list[dict]):
     def write(tmp):
         with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
-    _atomic_write(path, write)
+    atomic_write(path, write, "table")
 
 # %% ../nbs/08_experiments.ipynb #c12cf44c
 @patch
@@ -391,10 +495,10 @@ def _record(db: ResultsDB, run_id: str, result: dict):
 @contextlib.contextmanager
 def heartbeat(db_path: str | Path,                       # the results database
               run_ids: Callable[[], Iterable[str]],       # the runs whose leases to renew, asked at each beat
-              lease: float | None = None):                # seconds (default `LEASE_SECONDS`)
+              lease: float | None = None,                 # seconds (default $DISENTLIT_LEASE, else 600)
+              every: float | None = None):                # seconds between beats (default: a quarter of the lease)
     "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection."
-    import threading
-    every, stop = (LEASE_SECONDS if lease is None else lease) / 4, threading.Event()
+    every, stop = _lease(lease) / 4 if every is None else every, threading.Event()
     def beat():
         db = ResultsDB(db_path, create=False)
         try:
@@ -424,12 +528,28 @@ def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=Non
     return n
 
 # %% ../nbs/08_experiments.ipynb #f642ac42
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None):
-    "A worker process of the local engine: its share of the threads, its own connection, the serial loop."
+def _die_with_parent(parent: int):
+    """SIGTERM this process when process `parent` ends, however it ends: at once through Linux's PR_SET_PDEATHSIG,
+    and on any system within a second through a watchdog thread."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError): ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+    def watch():
+        while os.getppid() == parent: time.sleep(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
+
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None,
+            parent: int | None = None):
+    """A worker process of the local engine: its share of the threads, its own connection, the serial loop. It
+    leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its run back to pending and ends quietly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C reaches the whole process group: the parent decides
+    _die_with_parent(os.getppid() if parent is None else parent)
     torch.set_num_threads(threads)
     os.environ["DISENTLIT_PROGRESS"] = "lines"            # several processes cannot redraw one terminal line
     db = ResultsDB(db_path, create=False)
-    try: _serial(db, sweep, run_fn, out_root, lease=lease)
+    try:
+        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, lease=lease)
+    except KeyboardInterrupt: pass                        # stopped: `_serial` put its run back to pending
     finally: db.close()
 
 # %% ../nbs/08_experiments.ipynb #544025c6
@@ -441,7 +561,7 @@ def local_engine(db: ResultsDB,                  # the results database
                  max_runs: int | None = None,    # stop after this many
                  workers: int = 1,               # processes sharing the machine's threads (and its GPU)
                  device=None,                    # passed to the run function
-                 lease: float | None = None,     # seconds (default `LEASE_SECONDS`)
+                 lease: float | None = None,     # seconds (default $DISENTLIT_LEASE, else 600)
                  ) -> int:
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
     (and its GPU: several small runs keep one busy). Returns how many ran."""
@@ -449,10 +569,13 @@ def local_engine(db: ResultsDB,                  # the results database
     import inspect
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise DisentlitError(f"workers must be an integer >= 1, got {workers!r}")
+    if max_runs is not None and (isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1):
+        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {max_runs!r}")
     if device is not None: run_fn = functools.partial(run_fn, device=device)
     if progress and "progress" in inspect.signature(run_fn).parameters:
         run_fn = functools.partial(run_fn, progress=True)          # each run shows its steps as well
     total = db.counts(sweep)["pending"]
+    workers = max(1, min(workers, total if max_runs is None else min(total, max_runs)))    # never more than runs
     bar = progress_bar(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}",
                        disable=not progress, unit="run")
     try:
@@ -463,17 +586,20 @@ def local_engine(db: ResultsDB,                  # the results database
         import multiprocessing as mp
         import disentlit.experiments as package              # a spawned process imports its target from the package
         ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
-        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads, lease))
-                 for _ in range(workers)]
+        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads, lease,
+                                                           os.getpid())) for _ in range(workers)]
         for p in procs: p.start()
         left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
         try:
             while any(p.is_alive() for p in procs):
                 for p in procs: p.join(timeout=1)
                 bar.update(total - left() - bar.n)
-        except BaseException:                                # Ctrl-C: stop the workers, their runs go back to pending
+        except BaseException:                    # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
             for p in procs: p.terminate()
-            for p in procs: p.join(); db.release(pid=p.pid)
+            for p in procs:
+                p.join(timeout=60)
+                if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
+                db.release(pid=p.pid)
             raise
         if failed := [p.exitcode for p in procs if p.exitcode]:
             raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
@@ -495,7 +621,7 @@ def ray_engine(db: ResultsDB,                # the results database
                num_cpus: float = 1,          # CPUs per run
                num_gpus: float = 0,          # GPUs per run
                progress: bool = True,        # a progress bar on stderr
-               lease: float | None = None,   # seconds (default `LEASE_SECONDS`)
+               lease: float | None = None,   # seconds (default $DISENTLIT_LEASE, else 600)
                ) -> int:
     "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
     try: import ray
@@ -535,19 +661,31 @@ ENGINES = dict(local=local_engine, ray=ray_engine)
 def _check_engine_options(engine: str, lease, options: dict):
     "The engine's options, checked before anything is written."
     number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    if lease is not None and not (number(lease) and lease > 0):
-        raise DisentlitError(f"lease must be a number of seconds > 0, got {lease!r}")
+    _lease(lease)                                       # checked, or $DISENTLIT_LEASE read and checked
     accepted = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))[engine]
     if unknown := [k for k in options if k not in accepted]:
         raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: {', '.join(accepted)}")
     w = options.get("workers", 1)
     if isinstance(w, bool) or not isinstance(w, int) or w < 1:
         raise DisentlitError(f"workers must be an integer >= 1, got {w!r}")
+    m = options.get("max_runs")
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {m!r}")
     if options.get("device") is not None: resolve_device(options["device"])
     if not (number(c := options.get("num_cpus", 1)) and c > 0):
         raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
     if not (number(g := options.get("num_gpus", 0)) and g >= 0):
         raise DisentlitError(f"num_gpus must be a number >= 0, got {g!r}")
+
+# %% ../nbs/08_experiments.ipynb #fa6f4b7d
+def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
+    "Refuse to resume sweep `sweep` with a spec whose runs are not the ones the database holds for it."
+    held = {r[0] for r in db.con.execute("SELECT id FROM runs WHERE sweep=?", (sweep,))}
+    given = {c.run_id for c in configs}
+    if held != given:
+        raise DisentlitError(f"{db.path} holds sweep {sweep!r} with other runs than this spec's "
+                             f"({len(given - held)} of the spec's are not in it, {len(held - given)} of its are not in "
+                             "the spec): the spec changed; give the changed spec a new name, or use another database")
 
 # %% ../nbs/08_experiments.ipynb #6451224f
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
@@ -557,7 +695,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               run_fn: Callable | None = None,     # what executes a run (default: `run`)
               out_root: str | Path | None = None, # the run directories' folder (default: DB_runs beside the database)
               progress: bool = True,              # progress bars on stderr
-              lease: float | None = None,         # seconds (default `LEASE_SECONDS`)
+              lease: float | None = None,         # seconds (default $DISENTLIT_LEASE, else 600)
               **engine_options) -> dict:
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
@@ -565,6 +703,9 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
+    if not Path(db_path).parent.is_dir():
+        raise DisentlitError(f"{db_path}: no folder {Path(db_path).parent} (a results database is created, its folder "
+                             "is not): make the folder first")
     if Path(db_path).exists(): ResultsDB(db_path, create=False).close()   # a foreign file is named before anything
     out_root = Path(out_root) if out_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     try:
@@ -576,9 +717,11 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     try:
         if (known := sum(db.counts(name).values())) and not resume:
             raise DisentlitError(f"{db_path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
+        if known: _same_runs(db, name, configs)
         if resume: db.requeue_stale(lease)
         db.add_runs(name, configs)
-        ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
+        with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
+            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
         return db.counts(name)
     finally: db.close()
 
@@ -586,7 +729,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
 def plot_loss_curve(log_path: str | Path, title: str = ""):
     "The loss terms of a run's `log.jsonl` against the step."
     import matplotlib.pyplot as plt
-    rows = [json.loads(l) for l in Path(log_path).read_text().splitlines() if l.strip()]
+    rows = read_log(log_path) or [dict(step=0)]          # up to a damaged line, if any
     fig, ax = plt.subplots(figsize=(5, 3))
     for key in [k for k in rows[0] if k not in ("step", "seconds", "images_per_second")]:
         ax.plot([r["step"] for r in rows], [r[key] for r in rows], label=key, lw=1)
@@ -597,14 +740,14 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
 # %% ../nbs/08_experiments.ipynb #911cf94d
 def _write_json(path: Path, obj):
     "Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a rename)."
-    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(_strict(obj), allow_nan=False)))
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(_strict(obj), allow_nan=False)), "JSON file")
 
 # %% ../nbs/08_experiments.ipynb #6c641bc7
 def _save_figure(fig, path: Path, dpi: int, **kwargs):
-    "Save a matplotlib figure to `path` atomically and close it."
+    "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
     import matplotlib.pyplot as plt
-    _atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs))
-    plt.close(fig)
+    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
+    finally: plt.close(fig)
 
 # %% ../nbs/08_experiments.ipynb #c49a6349
 def curve_points(curve: list[dict]) -> list[dict]:
@@ -687,6 +830,15 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
         row["partial"] = row["channels_drawn"] < row["channels"]
     return row
 
+# %% ../nbs/08_experiments.ipynb #509a8007
+def _scores(values, name: str = "scores") -> np.ndarray:
+    "Scores as a 1-D float array; `DisentlitError` unless they are finite numbers (a NaN has no rank and no median)."
+    try: v = np.asarray(values, dtype=float)
+    except (TypeError, ValueError): raise DisentlitError(f"{name} must be numbers, got {str(values)[:80]}") from None
+    if v.ndim != 1 or not np.isfinite(v).all():
+        raise DisentlitError(f"{name} must be a list of finite numbers, got {str(values)[:80]}")
+    return v
+
 # %% ../nbs/08_experiments.ipynb #5ec3af0d
 def median_difference(a, b,                  # the scores of groups a and b
                       n_boot: int = 10_000,  # bootstrap resamples
@@ -694,10 +846,13 @@ def median_difference(a, b,                  # the scores of groups a and b
                       seed: int = 0,         # of the resampling
                       ) -> dict:
     "median(b) - median(a) with a percentile bootstrap interval (`low`, `high`) at `level`."
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _scores(a, "scores a"), _scores(b, "scores b")
     if len(a) < 1 or len(b) < 1: raise DisentlitError("median_difference needs at least one score in each group")
-    if not 0 < level < 1: raise DisentlitError(f"level must be in (0, 1), got {level!r}")
-    rng = np.random.default_rng(seed)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or not 1 <= n_boot <= 10 ** 7:
+        raise DisentlitError(f"n_boot must be an integer in 1..10,000,000 (bootstrap resamples), got {n_boot!r}")
+    if not (isinstance(level, (int, float)) and 0 < level < 1):
+        raise DisentlitError(f"level must be a number in (0, 1), got {level!r}")
+    rng = np.random.default_rng(check_seed(seed))
     boot = np.median(rng.choice(b, (n_boot, len(b))), 1) - np.median(rng.choice(a, (n_boot, len(a))), 1)
     low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
     return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high), ci=level)
@@ -719,7 +874,7 @@ def mann_whitney(a, b,           # the scores of groups a and b
     """Two-sided Mann-Whitney test of b against a as a permutation test (exact when the arrangements are few, ties
     included): `u` counts the pairs where b > a (ties a half), `p`, and `p_method`."""
     from scipy.stats import rankdata
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = _scores(a, "scores a"), _scores(b, "scores b")
     if len(a) < 1 or len(b) < 1: raise DisentlitError("mann_whitney needs at least one score in each group")
     def u(bb, aa, axis=-1):
         ranks = rankdata(np.concatenate([bb, aa], axis=axis), axis=axis)
@@ -741,7 +896,8 @@ def rank_trend(x, y,             # a setting and the scores
     """Spearman's rank correlation of a setting `x` and scores `y` (ties ranked by their mean), with a two-sided
     permutation p (`y` permuted against `x`) and `p_method`; nan if either is constant."""
     from scipy.stats import rankdata
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    x, y = _scores(x, "the setting x"), _scores(y, "the scores y")
+    if len(x) != len(y): raise DisentlitError(f"rank_trend needs one score per setting, got {len(x)} and {len(y)}")
     if len(np.unique(x)) < 2 or len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"), p_method=None)
     rx = rankdata(x); rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
     def rho(yy, axis=-1):
@@ -807,7 +963,7 @@ def compare(rows,                  # `results_frame`'s rows
     """Each level of setting `x` against its `reference` level, within each combination of the other varied
     settings: one row per level with `effect`, the collapsed and partly collapsed runs on each side, and for a numeric
     `x` with three levels or more the rank trend of the score over all of the group's runs."""
-    rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
+    rows = [r for r in rows if x in r and isinstance(v := r.get(metric), (int, float)) and math.isfinite(v)]
     within = varied_settings(rows, exclude=(x,))
     out = []
     for key, group in _groups(rows, within).items():
@@ -1025,7 +1181,7 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
         for (key, group), colour in zip(_groups(runs, within).items(), plt.cm.tab10.colors):
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
             for i, r in enumerate(group):
-                steps = [json.loads(l) for l in Path(at[r["id"]]).read_text().splitlines() if l.strip()]
+                steps = [s for s in read_log(at[r["id"]]) if isinstance(s.get("recon"), (int, float))]
                 ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8, color=colour, alpha=0.7,
                         label=f"{name} ({len(group)} run{'s' * (len(group) > 1)})" if i == 0 else None)
         ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")

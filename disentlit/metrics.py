@@ -822,13 +822,14 @@ def as_encode(
 
 # %% ../nbs/06_metrics.ipynb #7475d4cf
 @delegates(evaluate, but=["standardise"])
-def evaluate_run(run_dir: str | Path,  # a run directory written by `train` or `fit`
+def evaluate_run(run_dir: str | Path,        # a run directory written by `train` or `fit`
+                 allow_unfinished: bool = False,  # score a run that has not reached its last step, as it is
                  **kwargs) -> dict:
-    """The metrics of a trained run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
+    """The metrics of a finished run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
     evaluation seed, DCI's mode and the seconds taken."""
     given = inspect.signature(evaluate).bind(None, None, **kwargs)      # `fast` as given, else `evaluate`'s default
     given.apply_defaults()
-    model, data, config = load_run(run_dir)
+    model, data, config = load_run(run_dir, finished=not allow_unfinished)
     result = evaluate(as_encode(model), data, standardise=model.standardise, **kwargs)
     info = result["info"]
     return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=info["seed"],

@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import os
@@ -23,15 +24,17 @@ from typing import Callable, ClassVar
 import numpy as np
 import torch
 
-from .data import DeviceData, DisentlitError, GroundTruthData, check_seed, progress_bar
+from .data import (DeviceData, DisentlitError, GroundTruthData, atomic_write, check_seed, os_problem,
+                            progress_bar, setting, writing)
 from .data_files import get_dataset
 from .models import AE, framework_for, native_bf16
 from .losses import get_loss
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'PRECISION_CHOICES', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device',
-           'writable_dir', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning', 'resolve_precision',
-           'warn_slow_bf16', 'read_curve', 'fit', 'build_run', 'train', 'read_config', 'load_run']
+           'writable_dir', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning',
+           'resolve_precision', 'warn_slow_bf16', 'read_log', 'read_curve', 'fit', 'build_run', 'train', 'read_config',
+           'load_run']
 
 # %% ../nbs/05_training.ipynb #a15dfbb0
 PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
@@ -145,7 +148,7 @@ def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 3
     """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to `trim_threshold` freed
     bytes, so a step reuses the last step's memory instead of mapping and page-faulting it afresh. Process-wide;
     Linux with glibc only; `DISENTLIT_MALLOC=0` turns it off. Returns whether it applied."""
-    if os.environ.get("DISENTLIT_MALLOC", "1") == "0" or platform.libc_ver()[0] != "glibc": return False
+    if setting("DISENTLIT_MALLOC") == "0" or platform.libc_ver()[0] != "glibc": return False
     try: mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError): return False
     # the mmap threshold first: setting either fixes both, and a trim threshold alone would pin mmap at 128 KB
@@ -175,16 +178,41 @@ def writable_dir(path: str | Path,          # the folder
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e:
-        raise DisentlitError(f"{what} {path}: cannot create or write this folder ({e.strerror or e})") from None
+    except OSError as e: raise os_problem(path, e, what) from None
     return path
 
-# %% ../nbs/05_training.ipynb #f7a3f3c3
-def _atomic_write(path: Path, write: Callable[[Path], None]):
-    "Write `path` through a temporary file in the same folder, then rename it over the old one."
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
+# %% ../nbs/05_training.ipynb #26145fa3
+def _try_lock(f) -> bool:
+    "Take an exclusive lock on the open file `f` without waiting: whether it was free."
+    try: import fcntl
+    except ImportError:                                        # Windows: a lock on the file's first byte
+        import msvcrt
+        try: msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1); return True
+        except OSError: return False
+    try: fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); return True
+    except BlockingIOError: return False
+
+def _held(path: Path, f) -> bool:
+    "Whether the open file `f` is locked by us and still the file at `path` (a holder removes it as it lets go)."
+    if not _try_lock(f): return False
+    try: return os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
+    except FileNotFoundError: return False
+
+@contextlib.contextmanager
+def run_lock(run_dir: Path,     # a run directory (it exists)
+             ):
+    """Hold the run directory `run_dir` for this process while the block runs (its `.lock` file, removed after);
+    `DisentlitError` if another process holds it."""
+    path = run_dir / ".lock"
+    with writing(path, "run directory lock"): f = open(path, "a")
+    try:
+        if not _held(path, f):
+            raise DisentlitError(f"run directory {run_dir} is in use by another process (a train or sweep writing it); "
+                                 "wait for it to end, or give another --out directory")
+        try: yield run_dir
+        finally:
+            with contextlib.suppress(OSError): path.unlink()  # removed while held: nobody can take a stale file
+    finally: f.close()                                         # closing the file releases the lock
 
 # %% ../nbs/05_training.ipynb #dbfe2d65
 def _finite_json(v):
@@ -221,7 +249,9 @@ def save_checkpoint(path: Path,                                         # where 
     state = dict(format=1, config=fingerprint, step=step, model=framework.state_dict(),
                  optimisers=[o.state_dict() for o in optimisers], data_rng=_rng_state(data_rng),
                  noise_rng=noise.get_state(), result=result)
-    _atomic_write(Path(path), lambda p: torch.save(state, p))
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    atomic_write(path, lambda p: p.write_bytes(buffer.getbuffer()), "checkpoint")
 
 # %% ../nbs/05_training.ipynb #ba5de4c0
 def read_checkpoint(path: Path, map_location=None) -> dict:
@@ -294,28 +324,31 @@ def _load_state(framework: AE, state_dict: dict, where):
         raise DisentlitError(f"checkpoint {where} does not fit this model: {str(e).splitlines()[0]}") from None
 
 # %% ../nbs/05_training.ipynb #f4079f8b
+def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
+             ) -> list[dict]:
+    """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
+    step): what comes after a damaged line is not trusted. [] if there is no file."""
+    path, out = Path(path), []
+    try: lines = path.read_bytes().split(b"\n") if path.exists() else []
+    except OSError as e: raise os_problem(path, e, "cannot read") from None
+    for line in filter(bytes.strip, lines):
+        try: rec = json.loads(line.decode("utf-8"))
+        except ValueError: break                                   # UnicodeDecodeError is a ValueError too
+        if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
+        out.append(rec)
+    return out
+
 def _truncate_log(path: Path, step: int):
-    "Keep the log lines of steps <= `step` (the lines a crash left after the last checkpoint go)."
+    "Keep the log records of steps <= `step` (the lines a crash left after the last checkpoint go, damaged ones too)."
     if not path.exists(): return
-    keep = []
-    for line in path.read_text().splitlines():
-        try: rec = json.loads(line)
-        except ValueError: break                                   # a line cut short by a crash ends the log
-        if rec.get("step", 0) > step: break
-        keep.append(line)
-    _atomic_write(path, lambda p: p.write_text("".join(l + "\n" for l in keep)))
+    keep = [json.dumps(r) + "\n" for r in read_log(path) if r["step"] <= step]
+    atomic_write(path, lambda p: p.write_text("".join(keep)), "log")
 
 # %% ../nbs/05_training.ipynb #fc5b9b94
 def read_curve(run_dir: str | Path,      # a run directory
                ) -> list[dict]:
     "The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if it has none."
-    path = Path(run_dir) / "curve.jsonl"
-    if not path.exists(): return []
-    out = []
-    for line in path.read_text().splitlines():
-        try: out.append(json.loads(line))
-        except ValueError: break                                   # a line cut short by a crash ends the curve
-    return out
+    return read_log(Path(run_dir) / "curve.jsonl")
 
 # %% ../nbs/05_training.ipynb #a766fc43
 def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int, out: Path | None) -> dict:
@@ -328,7 +361,8 @@ def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int,
     finally: framework.train()
     rec["seconds"] = round(time.perf_counter() - t, 3)
     if out is not None:
-        with open(out / "curve.jsonl", "a") as f: f.write(json.dumps(rec, allow_nan=False) + "\n")
+        with writing(out / "curve.jsonl", "learning curve"), open(out / "curve.jsonl", "a") as f:
+            f.write(json.dumps(rec, allow_nan=False) + "\n")
     return rec
 
 # %% ../nbs/05_training.ipynb #57c0af84
@@ -343,12 +377,11 @@ def _finished(out: Path, state: dict) -> dict:
     mended)."""
     summary = state.get("result")
     if summary is None:                       # a checkpoint from before results were kept in it: the log's last step
-        lines = (out / "log.jsonl").read_text().splitlines() if (out / "log.jsonl").exists() else []
-        last = json.loads(lines[-1]) if lines else {}
+        last = (read_log(out / "log.jsonl") or [{}])[-1]
         summary = dict(status="done", step=state["step"], steps=state["step"], seconds=None, images_per_second=None,
                        logs={k: v for k, v in last.items() if k not in ("step", "status")}, run_dir=str(out))
     summary = dict(summary, run_dir=str(out))
-    _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)))
+    atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)), "run result")
     return dict(summary, history=[], step_seconds=[], curve=read_curve(out))
 
 # %% ../nbs/05_training.ipynb #6e96c2f8
@@ -387,17 +420,38 @@ def _flush(pending: list, history: list, log=None) -> int | None:
         if bad: return step
     return None
 
+# %% ../nbs/05_training.ipynb #6caf2782
+class _AppendLog:
+    "A log appended to line by line; an `OSError` (a full disk) becomes one `DisentlitError` naming it."
+    def __init__(self, path: Path):
+        self.path = path
+        with writing(path, "log"): self.file = open(path, "a")
+    def write(self, text: str):
+        with writing(self.path, "log"): self.file.write(text)
+    def flush(self):
+        with writing(self.path, "log"): self.file.flush()
+    def close(self):
+        with contextlib.suppress(OSError): self.file.close()    # after a full disk: the reader stops at a cut line
+
 # %% ../nbs/05_training.ipynb #64266568
 def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, device, progress: bool, warmup: int,
           allocator: bool, evaluator: Callable | None = None) -> dict:
-    "Train `framework` on `data` as `config` says (in `out_dir`, resuming its checkpoint, if given)."
+    """Train `framework` on `data` as `config` says; with `out_dir`, in that run directory, held by this process alone
+    (`run_lock`) and resumed from its checkpoint. Everything is checked before the directory is made."""
     _ready(framework, data, config.batch_size)
     if config.eval_every is not None and evaluator is None:
         raise DisentlitError("eval_every needs an evaluator that scores the model: e.g. "
                              "train(config, out_dir, evaluator=scorer(config)) with disentlit.metrics.scorer")
-    steps, batch_size, seed = config.steps, config.batch_size, config.seed
-    if allocator: tune_allocator()
     device = resolve_device(device)
+    if allocator: tune_allocator()                            # process-wide; its setting checked before any file
+    if out_dir is None: return _steps(framework, data, config, None, device, progress, warmup, evaluator)
+    with run_lock(writable_dir(out_dir, "run directory")) as out:
+        return _steps(framework, data, config, out, device, progress, warmup, evaluator)
+
+def _steps(framework: AE, data: GroundTruthData, config: RunConfig, out: Path | None, device: torch.device,
+           progress: bool, warmup: int, evaluator: Callable | None) -> dict:
+    "`_loop`'s steps, in the run directory `out` (held) if given."
+    steps, batch_size, seed = config.steps, config.batch_size, config.seed
     config = dataclasses.replace(config, precision=resolve_precision(config.precision, device))   # 'auto': decided
     if config.precision == "bf16": warn_slow_bf16(device)
     framework.to(device)
@@ -412,22 +466,21 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
     else: source, rng = data, np.random.default_rng(seed)
     bf16 = lambda: torch.autocast(device.type, dtype=torch.bfloat16)
     autocast = bf16 if config.precision == "bf16" else contextlib.nullcontext
-    start, out = 0, None
-    if out_dir is not None:
-        out = writable_dir(out_dir, "run directory")
+    start = 0
+    if out is not None:
         fingerprint = _fingerprint(framework, data, config)
         for orphan in out.glob(".*.tmp*"):
-            orphan.unlink(missing_ok=True)   # half-written files of a process that was killed
+            orphan.unlink(missing_ok=True)   # half-written files of a process that was killed (the lock is ours)
         if (out / "checkpoint.pt").exists():
             start, state = _resume(out, fingerprint, steps, framework, optimisers, rng, noise, device)
         from disentlit import __version__
         text = json.dumps(dict(format=CONFIG_FORMAT, version=__version__, **config.to_dict()), indent=1)
-        _atomic_write(out / "config.json", lambda p: p.write_text(text))
+        atomic_write(out / "config.json", lambda p: p.write_text(text), "run config")
         (out / "run.json").unlink(missing_ok=True)
         _truncate_log(out / "log.jsonl", start)
         _truncate_log(out / "curve.jsonl", start)
         if start == steps: return _finished(out, state)
-        log = open(out / "log.jsonl", "a")
+        log = _AppendLog(out / "log.jsonl")
     framework.train()
     per_step = batch_size * (2 if framework.pairs else 1)
     status, history, logs, step_seconds, curve, t0, t_warm = "done", [], {}, [], [], time.perf_counter(), None
@@ -482,7 +535,7 @@ def _loop(framework: AE, data: GroundTruthData, config: RunConfig, out_dir, devi
         summary = _summary(result)
         if status == "done":                  # the final checkpoint carries the result: a finished run is never redone
             save_checkpoint(out / "checkpoint.pt", fingerprint, steps, framework, optimisers, rng, noise, summary)
-        _atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)))
+        atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)), "run result")
     return result
 
 # %% ../nbs/05_training.ipynb #8afaa77b
@@ -565,12 +618,18 @@ def read_config(run_dir: str | Path,     # a run directory
 # %% ../nbs/05_training.ipynb #bff170a5
 def load_run(run_dir: str | Path,    # a run directory written by `train` or `fit`
              device=None,            # where the model goes (default cpu)
+             finished: bool = False, # refuse a run that has not reached its last step
              ) -> tuple[AE, GroundTruthData, RunConfig]:
-    "The trained model (eval mode), its dataset and its configuration from a run directory."
+    """The trained model (eval mode), its dataset and its configuration from a run directory (with `finished`, only
+    from one whose checkpoint is at its last step)."""
     config = read_config(run_dir)
     state = read_checkpoint(Path(run_dir) / "checkpoint.pt", map_location=device or "cpu")
     model, data = build_run(config)
     if not _same_run(state["config"], _fingerprint(model, data, config)):
         raise DisentlitError(f"the checkpoint in {run_dir} is from another configuration than its config.json")
+    if finished and int(state["step"]) < config.steps:
+        raise DisentlitError(f"{run_dir} is not finished: its checkpoint is at step {int(state['step'])} of "
+                             f"{config.steps} (stopped, killed, or still training); resume it with the same train "
+                             "command, or allow an unfinished run (--allow-unfinished) to score it as it is")
     _load_state(model, state["model"], Path(run_dir) / "checkpoint.pt")
     return model.to(device or "cpu").eval(), data, config

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sqlite3
 import stat
 
@@ -38,6 +39,22 @@ def world(tmp_path_factory):
     os.chmod(w / "readonly.sqlite", stat.S_IREAD)
     (w / "readonly_dir").mkdir()
     os.chmod(w / "readonly_dir", stat.S_IREAD | stat.S_IEXEC)
+    spec["base"]["latents"] = 3                                          # the same sweep name, other runs
+    (w / "tiny_changed.json").write_text(json.dumps(spec))
+    (w / "twice.yaml").write_text("name: tiny\nname: other\nbase: {dataset: xyobject}\n")
+    (w / "twice.json").write_text('{"name": "t", "base": {"steps": 1, "steps": 2}}')
+    (w / "huge.yaml").write_text("name: huge\nrepeats: 1000000000\nbase: {dataset: xyobject}\n")
+    bomb = ["name: bomb", "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    (w / "bomb.yaml").write_text("\n".join(bomb + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]"
+                                                   for i in range(1, 12)]))
+    shutil.copytree(w / "run", w / "unfinished")                          # as a run killed at step 2 of 9 leaves it
+    config = w / "unfinished" / "config.json"
+    config.write_text(config.read_text().replace('"steps": 2', '"steps": 9'))
+    with contextlib.closing(sqlite3.connect(w / "foreign.sqlite")) as con:   # a runs table of another program
+        con.executescript("CREATE TABLE meta (key, value); CREATE TABLE runs (id, name, score);")
+    (w / "oddversion.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
+    with contextlib.closing(sqlite3.connect(w / "oddversion.sqlite")) as con:
+        con.execute("UPDATE meta SET value='two' WHERE key='schema_version'"); con.commit()
     return w
 
 
@@ -71,7 +88,7 @@ def _snapshot(root) -> dict:
             p = os.path.join(dirpath, f)
             st = os.stat(p)
             out[p] = (st.st_size, st.st_mtime_ns)
-            if f.endswith(".sqlite") and "notes" not in f:
+            if f.endswith(".sqlite") and not any(n in f for n in ("notes", "foreign", "oddversion")):
                 with contextlib.closing(sqlite3.connect(f"file:{p}?mode=ro&immutable=1", uri=True)) as con:
                     out[p + "#rows"] = con.execute("SELECT id, status, metrics, result FROM runs ORDER BY id").fetchall()
     return out
@@ -108,6 +125,11 @@ CASES = [
     C("datasets", "--prepare", "dsprites", "--source", "/nonexistent/dsprites.npz", says="dsprites"),
     C("datasets", "--prepare", "dsprites", "--source", "{w}/binary.yaml", says="dsprites"),
     C("datasets", "--set", "grid_spacing=4", says="--set goes with --stats"),
+    C("datasets", "--source", "/x", says="--source and --force go with --prepare NAME"),
+    C("datasets", "--force", says="--source and --force go with --prepare NAME"),
+    C("datasets", "--prepare", "dsprites", "--stats", "sprites", says="--prepare goes alone"),
+    C("datasets", "--stats", "xysquares", "--set", "image_size=100000", says="would take about 7.7 TB of memory"),
+    C("distances", "--dataset", "xysquares", "--set", "image_size=100000", says="would take about 7.7 TB of memory"),
     C("datasets", "--prepare", "dsprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/blocker/data"}),
     C("datasets", "--stats", "sprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/blocker"}),
     C("datasets", "--stats", "sprites", says="DISENTLIT_DATA", env={"DISENTLIT_DATA": "{w}/readonly_dir/data"}),
@@ -175,6 +197,7 @@ CASES = [
     C("evaluate", "{w}/run", "--metrics", "mgi", says="accepted: mig"), C("evaluate", "{w}/run", "--metrics", "", says="metric"),
     C("evaluate", "{w}/run", "--metrics", "irs,udr", says="modularity, irs, dci_es, infomec"),
     C("evaluate", "{w}/run", "--seed", "-1", says="--seed must be"), C("evaluate", "{w}/run", "--batch-size", "0", says=">= 1"),
+    C("evaluate", "{w}/unfinished", says="is not finished: its checkpoint is at step 2 of 9"),
     # sweep
     C("sweep", "{w}/nowhere.yaml", "--db", "{w}/x.sqlite", says="no sweep spec"),
     C("sweep", "{w}/binary.yaml", "--db", "{w}/x.sqlite", says="binary.yaml"),
@@ -191,7 +214,24 @@ CASES = [
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--cpus", "-1", says="num_cpus must be a number > 0"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--cpus", "0", says="num_cpus must be a number > 0"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--gpus", "-1", says="num_gpus must be a number >= 0"),
-    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", "0", says="lease must be a number of seconds > 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", "0", says="lease must be a finite number of seconds >= 60"),
+    *[C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", v, says="lease must be a finite number of seconds >= 60")
+      for v in ("1e-9", "59", "nan", "inf", "-5")],
+    *[C("sweep", "{w}/tiny.json", "--db", "{w}/tiny.sqlite", "--resume", says=f"DISENTLIT_LEASE={v!r} is not accepted: give a "
+        "number of seconds >= 60", env={"DISENTLIT_LEASE": v}) for v in ("abc", "-5", "0", "nan", "1e-9")],
+    C("distances", "--dataset", "xysquares", "--pairs", "10", says="DISENTLIT_PROGRESS='sometimes' is not accepted: give auto or lines",
+      env={"DISENTLIT_PROGRESS": "sometimes"}),
+    C("train", *TINY, "--out", "{w}/newrun", says="DISENTLIT_MALLOC='yes' is not accepted: give 0 or 1", env={"DISENTLIT_MALLOC": "yes"}),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/nowhere/deeper/x.sqlite", says="make the folder first"),
+    C("sweep", "{w}/tiny_changed.json", "--db", "{w}/tiny.sqlite", "--resume", says="holds sweep 'tiny' with other runs than this spec's"),
+    C("sweep", "{w}/twice.yaml", "--db", "{w}/y.sqlite", says="key 'name' is given twice"),
+    C("sweep", "{w}/twice.json", "--db", "{w}/y.sqlite", says="key 'steps' is given twice"),
+    C("sweep", "{w}/huge.yaml", "--db", "{w}/y.sqlite", says="expands to 1,000,000,000 runs (about 4.1 TB of memory"),
+    C("sweep", "{w}/bomb.yaml", "--db", "{w}/y.sqlite", says="its aliases expand it to 357,449,882,121 values (about 22.9 TB"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/foreign.sqlite", says="its runs table lacks the columns sweep, config, status"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/oddversion.sqlite", "--resume", says="(schema version 'two')"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--workers", "2", says="--workers goes with --engine local"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--gpus", "1", says="--gpus goes with --engine ray, not --engine local"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--device", "tpu", says="accepted: cpu, cuda"),
     # figures
     C("figures", "--db", "{w}/nowhere.sqlite", "--out", "{w}/figs", says="no results database"),
@@ -200,6 +240,9 @@ CASES = [
     C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/blocker/figs", says="{w}/blocker"),
     C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/readonly_dir/figs", says="readonly_dir"),
     C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--sweep", "other", says="holds no finished run"),
+    C("figures", "--db", "{w}/foreign.sqlite", "--out", "{w}/figs", says="its runs table lacks the columns"),
+    C("figures", "--db", "{w}/oddversion.sqlite", "--out", "{w}/figs", says="not a disentlit results database (schema version"),
+    C("figures", "--db", "{w}/nowhere.sqlite", "--out", "{w}/figs", says="no results database"),
     # bench
     C("bench", "data", "--batch-size", "0", says=">= 1"), C("bench", "data", "--repeats", "0", says=">= 1"),
     C("bench", "train", "--batch-size", "100000", says="batch size must be an integer in 1..4096"),
@@ -210,6 +253,12 @@ CASES = [
     C("bench", "distances", "--pairs", str(10 ** 13), says="--pairs must be at most"),
     C("bench", "metrics", "--reference", "partial", says="accepted: scaled, full, none"),
     C("bench", "metrics", "--precision", "fp8", says="fp32, bf16"),
+    C("bench", "data", "--batch-size", "100000000", says="would take about 4.9 TB"),
+    C("bench", "metrics", "--batch-size", "100000000", says="batch size must be an integer in 1..65536 for bench metrics"),
+    C("bench", "data", "--pairs", "5", says="--pairs goes with bench distances, not bench data"),
+    C("bench", "distances", "--framework", "wae", says="--framework goes with bench train"),
+    C("bench", "loss", "--steps", "3", says="--steps goes with bench train"),
+    C("bench", "distances", "--repeats", "3", says="--repeats goes with bench data or train or loss or metrics"),
     # demo
     C("demo", "--out", "{w}/blocker", says="{w}/blocker"), C("demo", "--out", "{w}/blocker/demo", says="{w}/blocker"),
     C("demo", "--out", "{w}/readonly_dir/demo", says="readonly_dir"), C("demo", "--steps", "0", says="--steps must be >= 1"),

@@ -160,3 +160,74 @@ def test_figures_killed_while_writing_leave_no_broken_file(tmp_path):
     subprocess.run(["disentlit", "figures", "--db", str(db), "--out", str(out)], check=True, capture_output=True)
     assert {"figure11_loss.png", "effects.csv", "results.csv"} <= {p.name for p in out.iterdir()}
     assert not [p for p in out.iterdir() if ".tmp" in p.name]
+
+
+SIGNALLED = """
+import sys; sys.path.insert(0, {here!r})
+import disentlit.experiments as experiments
+from sweep_helpers import slow_run
+experiments.run = slow_run                  # the command's default run function, slow and countable
+from disentlit.cli import main
+sys.exit(main(["sweep", {spec!r}, "--db", {db!r}, "--runs", {out!r}, "--workers", "2", "--quiet"]))
+"""
+SMALL = dict(name="stress", base=dict(dataset="xyobject", steps=1), grid={"framework_params.beta": [0.1, 0.2]}, repeats=2)
+
+
+def _alive(pid: int) -> bool:
+    "Whether process `pid` exists and is not a zombie (a zombie has ended, only its exit status is left)."
+    try: return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError: return False
+    except OSError:
+        try: os.kill(pid, 0); return True
+        except ProcessLookupError: return False
+
+
+def _in_flight(db: Path, out: Path, n: int, timeout: float = 240) -> list[int]:
+    "The process ids of the `n` workers once each is inside a run (marked running and started, not finished)."
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        time.sleep(0.05)
+        if not db.exists(): continue
+        try:
+            results = ResultsDB(db)
+            try: running = results.runs(status="running")
+            finally: results.close()
+        except Exception: continue                   # the database is still being made
+        inside = [r for r in running if any((out / r["id"]).glob("started.*"))
+                  and not any((out / r["id"]).glob("finished.*"))]
+        if len(inside) == n: return [r["pid"] for r in inside]
+    raise AssertionError(f"{n} workers never had a run in flight")
+
+
+@pytest.mark.parametrize("sig, status, says", [(signal.SIGTERM, 143, "disentlit: terminated\n"),
+                                               (signal.SIGINT, 130, "disentlit: interrupted\n"),
+                                               (signal.SIGKILL, -signal.SIGKILL, "")], ids=["TERM", "INT", "KILL"])
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signalled_sweep_leaves_no_worker_and_no_running_run(tmp_path, monkeypatch, sig, status, says):
+    """SIGTERM, Ctrl-C or SIGKILL to a sweep with two workers, each in a run: the sweep ends (130/143 and one line), its
+    workers end with it (killed outright too), every run it held goes back to pending, and the resumed sweep finishes
+    every run exactly once."""
+    import json
+    spec, db, out = tmp_path / "s.json", tmp_path / "s.sqlite", tmp_path / "runs"
+    spec.write_text(json.dumps(SMALL))
+    code = SIGNALLED.format(here=str(HERE), spec=str(spec), db=str(db), out=str(out))
+    env = dict(os.environ, SLOW_RUN_SECONDS="60", PYTHONPATH=str(HERE))     # the workers import sweep_helpers too
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    workers = _in_flight(db, out, 2)
+    assert all(_alive(pid) for pid in workers) and proc.pid not in workers
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    deadline = time.time() + 30
+    while any(_alive(pid) for pid in workers) and time.time() < deadline: time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "a worker outlived its sweep"
+    err = proc.stderr.read()                                            # the workers' stderr too: all closed now
+    assert (proc.returncode, err) == (status, says), (proc.returncode, err)   # one line, no traceback, no warning
+    counts = ResultsDB(db).counts("stress")
+    assert counts["running"] == 0 and counts["pending"] >= 2, counts   # the two runs in flight went back
+
+    monkeypatch.setenv("SLOW_RUN_SECONDS", "0.05")
+    assert run_sweep(SMALL, db, resume=True, run_fn=slow_run, out_root=out, progress=False) == \
+        dict(pending=0, running=0, done=4, failed=0)
+    finished = _markers(out, "finished")
+    assert set(finished) == {r["id"] for r in ResultsDB(db).runs()} and set(finished.values()) == {1}, finished
