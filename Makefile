@@ -30,7 +30,8 @@ export: install
 	nbdev_export
 	nbdev_clean
 
-## The documentation site, from the executed notebooks: _site/ (open _site/index.html or serve it).
+## The documentation site, from the executed notebooks: _site/. Open _site/index.html as a file (search included) or
+## serve it: python -m http.server --directory _site (it prints both).
 docs: install
 	$(PY) tools/docs.py
 

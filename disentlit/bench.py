@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+from threadpoolctl import threadpool_limits
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .data import (DisentlitError, GroundTruthData, XYSquares, human_bytes, progress_bar,
@@ -26,12 +27,15 @@ from .models import (AE, FRAMEWORKS, DecoderConv64, EncoderConv64, check_own_par
                               get_framework)
 from .losses import AugmentedLoss, MSELoss, box_blur_loss
 from .training import MAX_BATCH_SIZE, RunConfig, fit, resolve_device, tune_allocator
-from .metrics import METRICS, as_encode, encode_indices, evaluate
+from .metrics import (DCI_ES_DEPTHS, METRIC_NAMES, METRICS, IndexData, as_encode, encode_indices, evaluate,
+                               factor_encoder, histogram_discretize, infomec, infomec_nmi, irs, loss_capacity,
+                               modularity_explicitness, relative_strength, udr)
 
 # %% auto #0
 __all__ = ['TABLE_A4', 'REFERENCE_MODES', 'BENCHMARKS', 'best_time', 'sig', 'plain_loop', 'bench_data',
            'd_pcv_one_pair_at_a_time', 'bench_distances', 'bench_loss', 'SyncCounter', 'host_syncs_per_step',
-           'projected_hours', 'bench_train', 'bench_metrics', 'run_bench']
+           'projected_hours', 'bench_train', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs',
+           'naive_loss_capacity', 'naive_infomec_nmi', 'naive_udr_spearman', 'bench_metric_functions', 'run_bench']
 
 # %% ../nbs/10_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -498,6 +502,160 @@ def _metrics_text(r: dict) -> str:
                      f"{r['reference_max_score_difference']:.2g})")
     return "\n".join(lines)
 
+# %% ../nbs/10_bench.ipynb #10c3cc54
+def _one_hot_auc(labels, proba, classes) -> float:
+    "Macro ROC-AUC of `proba` against the one-hot `labels` over `classes`, as one call on the indicator matrix."
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(labels[:, None] == np.asarray(classes)[None], proba))
+
+def naive_modularity_explicitness(z, y, z_test, y_test, bins: int = 20) -> dict:
+    "Modularity and explicitness straight from their definitions: one `mutual_info_score` per pair, loops."
+    from sklearn.metrics import mutual_info_score
+    from sklearn.linear_model import LogisticRegression
+    codes = histogram_discretize(z, bins)
+    D, F = z.shape[1], y.shape[1]
+    mi = [[mutual_info_score(y[:, k], codes[:, j]) for k in range(F)] for j in range(D)]
+    mod = []
+    for j in range(D):
+        sq = [m * m if m > 1e-12 else 0.0 for m in mi[j]]
+        mod.append(0.0 if max(sq) == 0 else 1 - (sum(sq) - max(sq)) / (max(sq) * (F - 1)))
+    mu, sd = z.mean(0), z.std(0)
+    sd[sd == 0] = 1
+    x, xt = (z - mu) / sd, (z_test - mu) / sd
+    train, test = [], []
+    for k in range(F):
+        clf = LogisticRegression().fit(x, y[:, k])
+        train.append(_one_hot_auc(y[:, k], clf.predict_proba(x), clf.classes_))
+        test.append(_one_hot_auc(y_test[:, k], clf.predict_proba(xt), clf.classes_))
+    return dict(modularity=float(np.mean(mod)), explicitness_train=float(np.mean(train)),
+                explicitness_test=float(np.mean(test)))
+
+# %% ../nbs/10_bench.ipynb #27d9b942
+def naive_irs(z, y, diff_quantile: float = 0.99, bins: int = 20) -> float:
+    "IRS straight from its definition: for each latent, each factor, each value, the group's deviation quantile."
+    z = z[:, z.var(0) > 0]
+    yd = np.stack([np.digitize(c, np.histogram(c, bins)[1][:-1]) for c in y.T.astype(float)], 1)
+    scores, weights = [], []
+    for j in range(z.shape[1]):
+        col, best = z[:, j], -np.inf
+        top = np.abs(col - col.mean()).max()
+        for k in range(y.shape[1]):
+            devs = []
+            for v in np.unique(yd[:, k]):
+                g = col[yd[:, k] == v]
+                devs.append(np.percentile(np.abs(g - g.mean()), 100 * diff_quantile))
+            best = max(best, 1 - np.mean(devs) / top)
+        scores.append(best); weights.append(top)
+    return float(np.average(scores, weights=weights))
+
+# %% ../nbs/10_bench.ipynb #6cb10905
+def naive_loss_capacity(z, y, z_test, y_test, depths=DCI_ES_DEPTHS, seed: int = 0) -> np.ndarray:
+    "The loss-capacity curves (F, T) with one tree grown to each depth: the definition, one probe per capacity."
+    from sklearn.tree import DecisionTreeRegressor
+    mu, sd = y.mean(0), y.std(0)
+    out = np.zeros((y.shape[1], len(depths)))
+    for k in range(y.shape[1]):
+        for t, d in enumerate(depths):
+            tree = DecisionTreeRegressor(max_depth=d, random_state=seed).fit(z, (y[:, k] - mu[k]) / sd[k])
+            out[k, t] = np.mean((tree.predict(z_test) - (y_test[:, k] - mu[k]) / sd[k]) ** 2)
+    return out
+
+# %% ../nbs/10_bench.ipynb #eedbb49e
+def naive_infomec_nmi(z, y, n_neighbors: int = 10, seed: int = 0) -> np.ndarray:
+    "InfoMEC's NMI (F, D) with one `mutual_info_classif` call per (factor, latent) pair."
+    from sklearn.feature_selection import mutual_info_classif
+    from sklearn.metrics import mutual_info_score
+    x = (z - z.mean(0)) / np.where(z.std(0) > 0, z.std(0), 1)
+    return np.array([[mutual_info_classif(x[:, j:j + 1], y[:, k], n_neighbors=n_neighbors, random_state=seed)[0]
+                      / mutual_info_score(y[:, k], y[:, k]) for j in range(z.shape[1])] for k in range(y.shape[1])])
+
+# %% ../nbs/10_bench.ipynb #5e9f6f56
+def naive_udr_spearman(reps) -> np.ndarray:
+    "UDR model scores (Spearman) with one `spearmanr` call per pair of latents of each pair of models."
+    from scipy.stats import spearmanr
+    M = len(reps)
+    pair = np.zeros((M, M))
+    for a in range(M):
+        for b in range(M):
+            if a == b: continue
+            R = np.array([[abs(spearmanr(reps[a][:, i], reps[b][:, j])[0]) for j in range(reps[b].shape[1])]
+                          for i in range(reps[a].shape[1])])
+            pair[a, b] = relative_strength(R)
+    return np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
+
+# %% ../nbs/10_bench.ipynb #c3d82585
+def _timed(fn: Callable, repeats: int) -> tuple:
+    "(the result of an untimed first call of `fn`, the seconds of the fastest of `repeats` timed calls)."
+    out, best = fn(), float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t)
+    return out, best
+
+def _bench_representation(data, seed: int = 0):
+    "A partly entangled representation of `data`'s factors: mixed, noisy, plus four latents of noise. fn(pos) -> z."
+    rng = np.random.default_rng(seed)
+    sizes, F = np.array(data.sizes), data.num_factors
+    mix = np.eye(F) + 0.3 * rng.normal(size=(F, F))
+    table = rng.normal(size=(len(data), F + 4)).astype(np.float32)     # fixed noise per observation
+    def fn(pos):
+        unit = (pos - (sizes - 1) / 2) / np.sqrt((sizes ** 2 - 1) / 12)
+        noise = table[data.pos_to_idx(pos)]
+        return np.c_[unit @ mix.T + 0.2 * noise[:, :F], noise[:, F:]]
+    return fn
+
+def bench_metric_functions(n: int = 10_000,   # training samples (and half as many test samples)
+                           repeats: int = 1,  # timed repetitions of each side (best of)
+                           models: int = 5,   # UDR: representations compared
+                           seed: int = 0,     # of the representation and the samples
+                           suite: bool = True, # also time the full suite through `evaluate`
+                           ) -> dict:
+    """Seconds of the full metric suite on a 10,000-sample representation, and of each newer metric against a
+    straightforward implementation of its definition (the ratio, and the largest difference of their scores)."""
+    space = IndexData(XYSquares().names, XYSquares().sizes)
+    fn = _bench_representation(space, seed)
+    out = dict(n_train=n, n_test=n // 2, latents=space.num_factors + 4, factors=space.num_factors, repeats=repeats)
+    if suite:
+        t = time.perf_counter()
+        r = evaluate(factor_encoder(space, fn), space, METRIC_NAMES, seed=seed, batch_size=4096)
+        out.update(suite_seconds=round(time.perf_counter() - t, 2), suite_breakdown=r["info"]["seconds"])
+    rng = np.random.default_rng([seed, 2])
+    y = space.sample_pos(n + n // 2, rng)
+    z = fn(y).astype(np.float64)
+    tr, te = (z[:n], y[:n]), (z[n:], y[n:])
+    F = space.num_factors
+    reps = [np.c_[z[:n, :F] + 0.2 * rng.normal(size=(n, F)), rng.normal(size=(n, 4))] for _ in range(models)]
+    pairs = dict(
+        modularity=(lambda: modularity_explicitness(*tr, *te), lambda: naive_modularity_explicitness(*tr, *te),
+                    lambda a, b: max(abs(a[k] - b[k]) for k in b)),
+        irs=(lambda: irs(*tr)["irs"], lambda: naive_irs(*tr), lambda a, b: abs(a - b)),
+        dci_es=(lambda: loss_capacity(*tr, *te)[0], lambda: naive_loss_capacity(*tr, *te),
+                lambda a, b: float(np.abs(a - b).max())),
+        infomec=(lambda: infomec_nmi(*tr), lambda: naive_infomec_nmi(*tr), lambda a, b: float(np.abs(a - b).max())),
+        udr=(lambda: udr(reps, correlation="spearman")["model_scores"], lambda: naive_udr_spearman(reps),
+             lambda a, b: float(np.abs(a - b).max())))
+    rows = {}
+    for name, (fast, slow, diff) in pairs.items():
+        with threadpool_limits(1):                   # one BLAS thread on both sides, as `evaluate` scores
+            (a, t_fast), (b, t_slow) = _timed(fast, repeats), _timed(slow, repeats)
+        rows[name] = dict(seconds=round(t_fast, 3), straightforward_seconds=round(t_slow, 3),
+                          speedup=round(t_slow / t_fast, 2), max_score_difference=float(diff(a, b)))
+    out["new_metrics"] = rows
+    return out
+
+# %% ../nbs/10_bench.ipynb #e8145554
+def _functions_text(r: dict) -> str:
+    lines = [f"newer metrics on arrays ({r['n_train']:,} train + {r['n_test']:,} test samples, {r['latents']} latents, "
+             f"{r['factors']} factors), best of {r['repeats']}"]
+    if "suite_seconds" in r:
+        per = ", ".join(f"{m} {v:.1f}" for m, v in r["suite_breakdown"].items()
+                        if m not in ("sample", "encode", "total"))
+        lines.append(f"  full suite through evaluate (9 metrics)   {r['suite_seconds']:8.1f} s   ({per} s)")
+    for m, row in r["new_metrics"].items():
+        lines.append(f"  {m:<11} {row['seconds']:8.3f} s against {row['straightforward_seconds']:8.3f} s "
+                     f"straightforward   speed-up {row['speedup']:6.2f} x   "
+                     f"(scores differ by {row['max_score_difference']:.1g})")
+    return "\n".join(lines)
+
 # %% ../nbs/10_bench.ipynb #a6db6361
 BENCHMARKS = ("data", "distances", "train", "loss", "metrics")
 
@@ -512,7 +670,7 @@ def _precisions(precision: str) -> list[str]:
 # %% ../nbs/10_bench.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
-              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2
+              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2 (newer metrics 1)
               pairs: int = 50_000,            # distances: pairs per row of Table A1
               precision: str = "fp32,bf16",   # train: comma-separated; metrics: the first listed
               exact: bool = False,            # metrics: DCI with the reference's gradient boosting
@@ -550,7 +708,8 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     if what == "metrics":
         r = bench_metrics(fast=not exact, repeats=repeats or 2, batch_size=batch_size,
                           precision=precision.split(",")[0].strip(), progress=progress, reference=reference)
-        return r, _metrics_text(r)
+        r["functions"] = bench_metric_functions(repeats=repeats or 1)
+        return r, _metrics_text(r) + "\n" + _functions_text(r["functions"])
     precisions = _precisions(precision)
     if framework not in FRAMEWORKS:
         raise DisentlitError(f"unknown framework {framework!r}; accepted: {', '.join(FRAMEWORKS)}")

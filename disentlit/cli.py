@@ -17,7 +17,8 @@ from typing import Callable, Sequence
 
 # %% auto #0
 __all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
-           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
+           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures',
+           'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -133,13 +134,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _positive(args):
     "Counts and seeds given as flags, checked before a command does anything."
     from disentlit.data import check_seed
-    from disentlit.distances import MAX_PAIRS
-    for key in ("batch_size", "repeats", "pairs", "steps", "latents", "checkpoint_every"):
+    from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
+    for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents", "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: _fail(f"--{key.replace('_', '-')} must be >= 1, got {v}")
     if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
     if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
         _fail(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+    if getattr(args, "traversals", None) is not None and args.traversals > MAX_TRAVERSALS:
+        _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
 
 # %% ../nbs/11_cli.ipynb #326b88d9
 def main(argv: list[str] | None = None) -> int:
@@ -335,14 +338,20 @@ def _add_bench(b):
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:
     "One row per headline score of an `evaluate` result."
-    from disentlit.metrics import METRICS
+    from disentlit.metrics import METRIC_NAMES
     pick = dict(mig=[("mig", "MIG")],
                 dci=[("disentanglement", "DCI disentanglement"), ("completeness", "DCI completeness"),
                      ("informativeness_test", "DCI informativeness (test accuracy)")],
                 sap=[("sap", "SAP")],
                 beta_vae=[("eval_accuracy", "BetaVAE score (eval accuracy)")],
-                factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")])
-    return [[label, f"{result[m][key]:.4f}"] for m in METRICS if m in result for key, label in pick[m]]
+                factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")],
+                modularity=[("modularity", "Modularity"), ("explicitness_test", "Explicitness (test ROC-AUC)")],
+                irs=[("irs", "IRS")],
+                dci_es=[("disentanglement", "DCI-ES disentanglement"), ("completeness", "DCI-ES completeness"),
+                        ("informativeness_test", "DCI-ES informativeness (test accuracy)"),
+                        ("explicitness", "DCI-ES explicitness"), ("size", "DCI-ES size")],
+                infomec=[("infom", "InfoM"), ("infoc", "InfoC"), ("infoe", "InfoE")])
+    return [[label, f"{result[m][key]:.4f}"] for m in METRIC_NAMES if m in result for key, label in pick[m]]
 
 # %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
@@ -361,18 +370,20 @@ def cmd_evaluate(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #621f6f4d
-@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE)", cmd_evaluate)
+@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE; modularity, IRS, "
+         "DCI-ES, InfoMEC on request)", cmd_evaluate)
 def _add_evaluate(e):
-    from disentlit.metrics import METRICS
+    from disentlit.metrics import METRIC_NAMES, METRICS
     e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
     e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
-                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+                   help=f"comma-separated, any of {','.join(METRIC_NAMES)} (default: the classic five, "
+                        f"{','.join(METRICS)})")
     e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
     e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
     e.add_argument("--allow-unfinished", action="store_true",
                    help="score a run that has not reached its last step (stopped, killed, or still training)")
     e.add_argument("--exact", action="store_true",
-                   help="DCI with the reference's gradient boosting (slow) instead of the fast mode")
+                   help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of the fast mode")
 
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:
@@ -402,6 +413,43 @@ def _add_distances(t):
     t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
                    help="the reconstruction loss seen as a distance (default mse)")
     t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
+    t.add_argument("--seed", type=int, default=0)
+
+# %% ../nbs/11_cli.ipynb #16494255
+def cmd_predict(args) -> int:
+    "`disentlit predict`: the order score of a dataset under a reconstruction loss, per factor and overall."
+    from disentlit.data_files import get_dataset
+    from disentlit.distances import mse, predict_score
+    from disentlit.experiments import text_table
+    from disentlit.losses import get_loss
+    data = get_dataset(args.dataset, **parse_params(args.set))
+    loss = get_loss(args.loss, **parse_params(args.loss_param, "--loss-param"))
+    distance = mse if (loss.name, loss.params) == ("mse", {}) else loss.distance     # the plain MSE: 02's exact paths
+    r = predict_score(data, distance, args.traversals, seed=args.seed, progress=not args.quiet)
+    out = dict(dataset=data.name, params=data.params, loss=loss.name, loss_params=loss.params, seed=args.seed, **r)
+    rows = [[name, str(f["values"]), f"{f['score']:.3f}", "-" if f["share"] != f["share"] else f"{f['share']:.3f}",
+             f"{f['mean_distance']:.5g}"] for name, f in r["factors"].items()]
+    lines = [f"{data!r}", f"perceived distance: {loss!r}, {args.traversals:,} traversals per factor (seed {args.seed})",
+             text_table([["factor", "values", "score", "share", "mean distance"]] + rows),
+             f"order score: {r['score']:.3f}   ({r['seconds']:.1f} s)"]
+    if r["unseen"]: lines.append(f"the loss cannot see: {', '.join(r['unseen'])} (every distance 0)")
+    _emit(out, args.json, "\n".join(lines))
+    return 0
+
+# %% ../nbs/11_cli.ipynb #b55d3c5f
+@command("predict", "predict disentanglement before training: the order score of a dataset under a loss", cmd_predict)
+def _add_predict(t):
+    from disentlit.distances import MAX_TRAVERSALS
+    from disentlit.losses import LOSSES
+    t.add_argument("--dataset", required=True, metavar="NAME")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dataset parameter (fixed=FACTOR=VALUE and relabel_seed=S for any dataset); repeatable")
+    t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
+                   help="the reconstruction loss seen as a distance (default mse)")
+    t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a loss parameter, e.g. radius=4 (box_blur); repeatable")
+    t.add_argument("--traversals", type=int, default=256,
+                   help=f"sampled traversals per factor, 1..{MAX_TRAVERSALS:,} (default 256)")
     t.add_argument("--seed", type=int, default=0)
 
 # %% ../nbs/11_cli.ipynb #29c23f95
@@ -461,7 +509,7 @@ def _add_figures(f):
 # %% ../nbs/11_cli.ipynb #8726e66e
 def cmd_demo(args) -> int:
     "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
-    from disentlit.experiments import demo
+    from disentlit.demo import demo
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
     r = demo(args.out, args.steps, progress=not args.quiet, say=say)
     if args.json: _emit(r, True, "")
@@ -471,7 +519,7 @@ def cmd_demo(args) -> int:
 @command("demo", "the main job on the embedded default dataset (no download, no GPU)", cmd_demo,
          json_help="print one JSON object (the report's numbers); the narration goes to stderr")
 def _add_demo(m):
-    from disentlit.experiments import DEMO_STEPS
+    from disentlit.demo import DEMO_STEPS
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=DEMO_STEPS,
                    help=f"training steps of each demo run (default {DEMO_STEPS})")

@@ -28,11 +28,12 @@ from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS',
-           'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease',
-           'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write', 'Terminated',
-           'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'FactorSpace',
-           'check_count', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'as_device', 'to_float',
-           'channel_moments', 'DeviceData', 'plot_traversals', 'xysquares_one_at_a_time']
+           'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile',
+           'check_seed', 'as_rng', 'check_lease', 'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path',
+           'atomic_write', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
+           'progress_bar', 'FactorSpace', 'check_count', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites',
+           'as_device', 'to_float', 'channel_moments', 'DeviceData', 'small_text', 'plot_traversals',
+           'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -869,6 +870,20 @@ def sample_pairs(self: DeviceData,
     size = self._sizes.clamp_min(2)
     step = 1 + (torch.rand(a.shape, generator=generator, device=self.device) * (size - 1)).long().clamp_max(size - 2)
     return a, torch.where(change, (a + step) % size, a)
+
+# %% ../nbs/01a_data.ipynb #8e67933a
+PAGE_WIDTH_IN = 6.4        # inches: the width figures are shown at (the site's column, the demo's report)
+MIN_FONT_PT = 7.0          # points at that width: the smallest text a figure may show
+
+def small_text(fig,                            # a matplotlib figure
+               min_pt: float = MIN_FONT_PT,    # the smallest size allowed
+               width: float = PAGE_WIDTH_IN,   # inches the figure is shown at (a wider figure is shrunk to it)
+               ) -> list[tuple[str, float]]:
+    "The visible, non-empty texts of `fig` smaller than `min_pt` once the figure is shown `width` inches wide."
+    from matplotlib.text import Text
+    shrink = min(1.0, width / fig.get_figwidth())
+    return [(t.get_text(), round(t.get_fontsize() * shrink, 2)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and t.get_fontsize() * shrink < min_pt]
 
 # %% ../nbs/01a_data.ipynb #f9981d2f
 def plot_traversals(

@@ -17,9 +17,10 @@ import torch
 from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng, progress_bar
 
 # %% auto #0
-__all__ = ['Distance', 'MAX_PAIRS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise_by_pair', 'pairwise', 'traversal_distances',
-           'traversal_distance_matrices', 'plot_distance_matrices', 'spearman_rows', 'traversal_spearman',
-           'factor_importance', 'importance_table', 'plot_importance_cdf', 'overlap_study', 'plot_overlap_study',
+__all__ = ['Distance', 'MAX_PAIRS', 'ZERO_DISTANCE', 'MAX_TRAVERSALS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise_by_pair',
+           'pairwise', 'every_traversal', 'traversal_distances', 'traversal_distance_matrices',
+           'plot_distance_matrices', 'spearman_rows', 'traversal_spearman', 'factor_importance', 'importance_table',
+           'plot_importance_cdf', 'overlap_study', 'plot_overlap_study', 'order_score', 'predict_score',
            'dataset_report']
 
 # %% ../nbs/02_distances.ipynb #daac571f
@@ -158,20 +159,34 @@ def pairwise(
     if hasattr(distance, "pairwise"): return distance.pairwise(x)
     return pairwise_by_pair(distance, x)
 
+# %% ../nbs/02_distances.ipynb #378ca3a7
+def every_traversal(
+    space: FactorSpace, # a factor space (or dataset)
+    factor: int | str, # the factor the traversals move along
+) -> np.ndarray:
+    "Every traversal along `factor`, one through each position of the other factors in index order: (|Y| / f, f, F)."
+    i = space.factor_index(factor)
+    rest = [1 if k == i else f for k, f in enumerate(space.sizes)]
+    start = np.stack(np.unravel_index(np.arange(math.prod(rest)), rest), -1)      # (m, F), factor i at 0
+    out = np.repeat(start[:, None], space.sizes[i], axis=1)
+    out[:, :, i] = np.arange(space.sizes[i])
+    return out
+
 # %% ../nbs/02_distances.ipynb #9c98a7d1
 def traversal_distances(
     data: GroundTruthData, # the dataset
     factor: int | str, # the factor the traversals move along
-    n: int = 256, # how many traversals
+    n: int | None = 256, # how many traversals (None: every traversal, `every_traversal`)
     distance: Distance = mse, # the perceived distance
     seed=0, # the seed of the traversals
     chunk_images: int = 4096, # observations rendered at a time
     device=None, # where the distances are computed
 ) -> tuple[np.ndarray, np.ndarray]:
     "Perceived and ground-truth distance matrices of `n` random traversals along `factor`: two (n, f, f) arrays."
-    if n < 1: raise DisentlitError(f"the number of traversals must be >= 1, got {n}")
+    if n is not None and n < 1: raise DisentlitError(f"the number of traversals must be >= 1, got {n}")
     i = data.factor_index(factor)
-    trav = data.sample_traversals(n, i, seed)                              # (n, f, F)
+    trav = every_traversal(data, i) if n is None else data.sample_traversals(n, i, seed)   # (n, f, F)
+    n = len(trav)
     f = data.sizes[i]
     per = max(1, chunk_images // f)                                         # traversals per chunk
     pcv = np.empty((n, f, f))
@@ -187,15 +202,17 @@ def traversal_distances(
 # %% ../nbs/02_distances.ipynb #2fec81eb
 def traversal_distance_matrices(
     data: GroundTruthData, # the dataset
-    n: int = 256, # traversals per factor
+    n: int | None = 256, # traversals per factor (None: all)
     distance: Distance = mse, # the perceived distance
     seed=0, # the seed of the traversals
     factors: Sequence[int | str] | None = None, # the factors (default: all)
     device=None, # where the distances are computed
+    progress: bool = False, # a progress bar over the factors
 ) -> dict[str, dict[str, np.ndarray]]:
     "Average perceived and ground-truth distance matrices (equation 10) per factor: {name: {'pcv', 'gt'}}."
     out = {}
-    for k, factor in enumerate(data.names if factors is None else factors):
+    factors = data.names if factors is None else factors
+    for k, factor in enumerate(progress_bar(factors, disable=not progress, desc="traversals", unit="factor")):
         pcv, gt = traversal_distances(data, factor, n, distance, as_rng(seed).integers(2**32) + k, device=device)
         out[data.names[data.factor_index(factor)]] = dict(pcv=pcv.mean(0), gt=gt.mean(0))
     return out
@@ -206,22 +223,28 @@ def plot_distance_matrices(
     rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
     labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
     title: str | None = None, # the figure's title
-    size: float = 1.6, # inches per matrix
+    size: float = 1.1, # inches per matrix (five factors make a page-wide figure, 6.4 inches)
+    relative: Sequence[str] = ("gt",), # rows shown as a fraction of each matrix's largest distance
 ):
-    """One column per factor, one row per kind of distance (default: ground truth over perceived), each matrix scaled
-    on its own."""
+    """One column per factor, one row per kind of distance (default: ground truth over perceived). The matrices of a
+    row share one colour scale, shown by the row's colour bar, so factors can be compared by colour; the rows in
+    `relative` are scaled each to its own largest distance first (a factor of 3 values and one of 40 both span 0-1)."""
     import matplotlib.pyplot as plt
     names = list(matrices)
-    fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names), size * len(rows) + 0.4), squeeze=False)
-    for c, name in enumerate(names):
-        for r, (key, label) in enumerate(zip(rows, labels)):
+    fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
+                             squeeze=False, layout="constrained")
+    for r, (key, label) in enumerate(zip(rows, labels)):
+        shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative else matrices[n][key]
+                 for n in names}
+        lo, hi = min(float(m.min()) for m in shown.values()), max(float(m.max()) for m in shown.values())
+        for c, name in enumerate(names):
             ax = axes[r, c]
-            ax.imshow(matrices[name][key], cmap="viridis")
+            im = ax.imshow(shown[name], cmap="viridis", vmin=lo, vmax=hi)
             ax.set_xticks([]); ax.set_yticks([])
             if r == 0: ax.set_title(name, fontsize=8)
-            if c == 0: ax.set_ylabel(label, fontsize=8)
-    if title: fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+            if c == 0: ax.set_ylabel(label + (" (relative)" if key in relative else ""), fontsize=8)
+        fig.colorbar(im, ax=list(axes[r]), shrink=0.85).ax.tick_params(labelsize=7)
+    if title: fig.suptitle(title, fontsize=9)
     return fig
 
 # %% ../nbs/02_distances.ipynb #673c4e3c
@@ -346,28 +369,85 @@ def overlap_study(
 def plot_overlap_study(
     study: list[dict], # what `overlap_study` returned
     title: str | None = None, # the figure's title
-    size: float = 1.3, # inches per matrix
+    size: float = 1.1, # inches per matrix
     ncols: int = 5, # matrices per row
 ):
     """Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation,
-    `ncols` a row."""
+    `ncols` a row. The perceived matrices share one colour scale (the colour bar on the right), the ground truth has
+    its own (steps)."""
     import matplotlib.pyplot as plt
     n = len(study) + 1
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, (size + 0.45) * nrows + 0.4), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 0.9, (size + 0.4) * nrows + 0.4), squeeze=False,
+                             layout="constrained")
     axes = axes.ravel()
-    axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth", fontsize=9)
+    gt = axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth\n(steps)", fontsize=8)
+    hi = max(float(r["pcv"].max()) for r in study)
     for ax, r in zip(axes[1:], study):
-        ax.imshow(r["pcv"], cmap="viridis")
-        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=9)
+        im = ax.imshow(r["pcv"], cmap="viridis", vmin=0, vmax=hi)
+        ax.set_title(f"spacing {r['spacing']}\n\u03c1 = {r['spearman']:.2f}", fontsize=8)
     for k, ax in enumerate(axes):
         ax.set_xticks([]); ax.set_yticks([])
         if k >= n: ax.set_axis_off()
+    fig.colorbar(gt, ax=axes[0], location="left", shrink=0.8).ax.tick_params(labelsize=7)
+    bar = fig.colorbar(im, ax=list(axes[1:]), shrink=0.8)
+    bar.ax.tick_params(labelsize=7); bar.set_label("perceived distance (MSE)", fontsize=7)
     fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)",
-                 fontsize=10)
-    fig.tight_layout()
+                 fontsize=9)
     return fig
+
+# %% ../nbs/02_distances.ipynb #d97c57cd
+ZERO_DISTANCE = 1e-12     # a perceived distance matrix with no entry above this is the zero matrix: the loss is blind
+
+def order_score(
+    m: np.ndarray, # a factor's mean perceived distance matrix (f, f)
+) -> dict: # score in [0, 1], share of the first MDS axis, seen (whether the loss tells the values apart at all)
+    """A factor's order score: the share of its perceived distance matrix on the first classical-MDS axis, rescaled so
+    that equidistant values score 0 and values on a line score 1."""
+    m = np.asarray(m, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or not np.isfinite(m).all():
+        raise DisentlitError(f"order_score needs a square matrix of finite distances, got shape {m.shape}")
+    f = len(m)
+    d = (m + m.T) / 2
+    np.fill_diagonal(d, 0.0)
+    if f < 2: return dict(score=float("nan"), share=float("nan"), seen=False)       # one value: not a factor
+    if np.abs(d).max() <= ZERO_DISTANCE: return dict(score=0.0, share=float("nan"), seen=False)
+    if f == 2: return dict(score=1.0, share=1.0, seen=True)
+    j = np.eye(f) - 1 / f
+    lam = np.linalg.eigvalsh(-0.5 * j @ (d * d) @ j)[::-1]                       # descending
+    share = float(lam[0] / lam[lam > 1e-12 * lam[0]].sum())
+    low = 1 / (f - 1)
+    return dict(score=float(np.clip((share - low) / (1 - low), 0.0, 1.0)), share=share, seen=True)
+
+# %% ../nbs/02_distances.ipynb #80c4b1a9
+MAX_TRAVERSALS = 10_000      # traversals per factor: (n, f, f) float64 matrices, 128 MB for a factor of 40 values
+
+def predict_score(
+    data: GroundTruthData, # the dataset
+    distance: Distance = mse, # the perceived distance (a reconstruction loss seen as a distance)
+    n: int | None = 256, # traversals per factor (None: every traversal, the exact average)
+    seed=0, # the seed of the traversals
+    progress: bool = False, # a progress bar over the factors
+    device=None, # where the distances are computed
+) -> dict: # score, factors {name: score, share, values, mean_distance}, unseen, traversals, seconds
+    """The order score of a dataset under a loss, computed before any training: per factor (`order_score`) and their
+    mean, with each factor's mean perceived distance and the factors the loss cannot see (`unseen`)."""
+    if n is not None and not (isinstance(n, (int, np.integer)) and 1 <= n <= MAX_TRAVERSALS):
+        raise DisentlitError(f"the number of traversals must be an integer in 1..{MAX_TRAVERSALS:,}, got {n!r}")
+    t = time.perf_counter()
+    mats = traversal_distance_matrices(data, n, distance, seed, device=device, progress=progress)
+    factors = {}
+    for name, f in zip(data.names, data.sizes):
+        if f < 2: continue                                              # one value: nothing to order
+        m = mats[name]["pcv"]
+        s = order_score(m)
+        factors[name] = dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
+                             mean_distance=float(m[~np.eye(f, dtype=bool)].mean()))
+    scores = [v["score"] for v in factors.values()]
+    return dict(score=float(np.mean(scores)) if scores else float("nan"), factors=factors,
+                unseen=[k for k, v in factors.items() if not v["seen"]], traversals=n,
+                seconds=round(time.perf_counter() - t, 3))
 
 # %% ../nbs/02_distances.ipynb #ab24adb0
 def dataset_report(

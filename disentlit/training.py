@@ -180,9 +180,6 @@ def writable_dir(path: str | Path,          # the folder
     except OSError as e: raise os_problem(path, e, what) from None
     return path
 
-# %% ../nbs/05_training.ipynb #b93d297f
-_atomic_write = atomic_write      # the name of `01a_data`'s atomic writer in notebooks written before it moved there
-
 # %% ../nbs/05_training.ipynb #26145fa3
 def _try_lock(f) -> bool:
     "Take an exclusive lock on the open file `f` without waiting: whether it was free."

@@ -19,7 +19,8 @@ from .models import AE
 from .training import load_run
 
 # %% auto #0
-__all__ = ['to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'traversal_gif', 'DatasetExplorer', 'RunExplorer']
+__all__ = ['to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'plot_reconstructions', 'traversal_gif',
+           'DatasetExplorer', 'RunExplorer']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
 def to_images(
@@ -76,13 +77,16 @@ def traversal_grid(
 def plot_traversal_grid(
     grid: dict, # what `traversal_grid` returned
     title: str | None = None, # the figure's title
-    size: float = 0.8, # inches per image
+    size: float = 0.6, # inches per image (9 values make a page-wide figure)
+    rows: int | None = 10, # at most this many latents, the grid's first (None: all)
 ):
-    "Show a traversal grid: one row per latent (labelled with its KL), one column per value."
+    """Show a traversal grid: one row per latent (labelled with its KL), one column per value. A grid of many latents
+    shows its first `rows` (with `traversal_grid`'s default order, those with the most KL) and says so in its title."""
     import matplotlib.pyplot as plt
     images, (D, V) = grid["images"], grid["images"].shape[:2]
-    fig, axes = plt.subplots(D, V, figsize=(size * V + 0.8, size * D + 0.4), squeeze=False)
-    for r in range(D):
+    n = D if rows is None else max(1, min(rows, D))
+    fig, axes = plt.subplots(n, V, figsize=(size * V + 0.9, size * n + 0.7), squeeze=False, layout="constrained")
+    for r in range(n):
         for c in range(V):
             ax = axes[r, c]
             img = images[r, c]
@@ -91,8 +95,35 @@ def plot_traversal_grid(
         axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}", fontsize=7, rotation=0, ha="right",
                               va="center")
     for c in range(V): axes[-1, c].set_xlabel(f"{grid['values'][c]:+.1f}", fontsize=7)
-    fig.suptitle(title or "latent traversals (rows ordered by KL)", fontsize=9)
-    fig.tight_layout()
+    shown = f"\n(the first {n} of {D} latents)" if n < D else ""
+    fig.suptitle((title or "latent traversals (rows ordered by KL)") + shown, fontsize=9)
+    return fig
+
+# %% ../nbs/07_traversals.ipynb #bce28d88
+@torch.no_grad()
+def plot_reconstructions(
+    models: dict[str, AE], # row label -> a trained framework (all on `data`)
+    data: GroundTruthData, # the dataset
+    n: int = 6, # observations, one per column
+    seed=0, # the seed of the observations
+    size: float = 0.95, # inches per image
+    title: str | None = None, # the figure's title
+):
+    "Observations (top row) and each model's reconstruction of them from its posterior means (a row per model)."
+    import matplotlib.pyplot as plt
+    idx = data.sample_idx(n, seed)
+    rows = {"observation": data.obs(idx) / 255.0}
+    for label, model in models.items():
+        rows[label] = to_images(model, data, model.decode(encode_obs(model, data, idx)[0]))
+    fig, axes = plt.subplots(len(rows), n, figsize=(size * n + 1.0, size * len(rows) + 0.5), squeeze=False,
+                             layout="constrained")
+    for r, (label, images) in enumerate(rows.items()):
+        for c in range(n):
+            img = images[c]
+            axes[r, c].imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
+            axes[r, c].set_xticks([]); axes[r, c].set_yticks([])
+        axes[r, 0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    if title: fig.suptitle(title, fontsize=9)
     return fig
 
 # %% ../nbs/07_traversals.ipynb #624cde65

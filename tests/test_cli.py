@@ -47,6 +47,8 @@ def test_stats_json_matches_closed_form(cli):
     (["distances", "--dataset", "xysquares", "--loss", "l1"], "accepted: mse, bce, box_blur"),
     (["distances", "--dataset", "sprites", "--set", "grid_spacing=2"], "accepted: (none)"),
     (["distances", "--dataset", "dsprites"], "--prepare dsprites"),
+    (["predict", "--dataset", "xysquares", "--traversals", "0"], "--traversals must be >= 1"),
+    (["predict", "--dataset", "sprites", "--set", "fixed=colour=1"], "accepted: shape, scale"),
     (["bench", "quantum"], "invalid choice"),
     (["bench", "train", "--framework", "factorvae", "--param", "disc_precision=half"], "accepted: auto, fp32, bf16"),
     (["bench", "train", "--framework", "betavae", "--param", "gamma=2"], "accepted:"),
@@ -79,21 +81,64 @@ def test_bench_train_reports_step_and_allocator_ratios(cli):
         assert r["allocator_speedup"] == pytest.approx(r["untuned_betavae_step_ms"] / r["betavae_step_ms"], rel=0.01)
 
 
-def test_demo_writes_its_report(cli, tmp_path):
-    code, out, err = cli("demo", "--out", str(tmp_path / "demo"), "--steps", "10", "--json")
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    "`disentlit demo --steps 10 --json`, once for the tests that read its report: (exit status, stdout, stderr, folder)."
+    import os
+    home = tmp_path_factory.mktemp("demo")
+    env = dict(os.environ, DISENTLIT_DATA=str(home / "data"))
+    p = subprocess.run(["disentlit", "demo", "--out", str(home / "demo"), "--steps", "10", "--json"],
+                       capture_output=True, text=True, timeout=900, env=env)
+    return p.returncode, p.stdout, p.stderr, home / "demo"
+
+
+def test_demo_writes_its_report(demo_run):
+    code, out, err, demo = demo_run
     assert code == 0, err
     r = json.loads(out)                                            # stdout: one JSON object; the narration is on stderr
     assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
     assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
-    demo = tmp_path / "demo"
-    for name in ("traversals_xysquares", "traversals_sprites", "overlap_study"):
+    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
         png = demo / f"{name}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (demo / "index.html").read_text()
-    for src in __import__("re").findall(r"src='([^']+)'", html):
+    srcs = re.findall(r'<img src="([^"]+)"', html)
+    assert len(srcs) >= 8, srcs                 # headline, dataset, overlap, reconstructions, 2 traversals, figures
+    for src in srcs:
         assert (demo / src).exists(), f"index.html shows a missing file: {src}"
         assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
+    assert r["conclusion"] in html.replace("&#39;", "'") and "one seed each: no interval" in r["conclusion"]
     assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
+
+
+@pytest.mark.skipif(not __import__("shutil").which("chromium"), reason="no Chromium: apt-get install -y chromium")
+def test_demo_report_in_a_browser(demo_run):
+    """The report as a reader opens it (file://, headless Chromium): every image loads, every figure has a caption that
+    is also its alt text, the conclusion comes first, and the page reads in one column without sideways scrolling."""
+    from playwright.sync_api import sync_playwright
+    code, _, err, demo = demo_run
+    assert code == 0, err
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=__import__("shutil").which("chromium"),
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                           "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((demo / "index.html").as_uri(), wait_until="load")
+        images = page.eval_on_selector_all("img", "els => els.map(e => [e.getAttribute('src'), e.complete, "
+                                           "e.naturalWidth, e.alt, e.closest('figure') && "
+                                           "e.closest('figure').querySelector('figcaption').textContent])")
+        first = page.eval_on_selector("body > p", "e => e.className")
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+        page.screenshot(path=str(demo / "report.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
+    assert first == "conclusion"
+    assert images and all(done and width > 0 for _, done, width, _, _ in images), images
+    assert all(alt and caption and alt == caption.strip() and len(caption) > 40 for _, _, _, alt, caption in images)
+    assert not wide
+
 
 def test_distances_json_schema_and_values(cli):
     code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
@@ -109,6 +154,27 @@ def test_distances_json_schema_and_values(cli):
     code2, out2, _ = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
                          "--pairs", "1000", "--seed", "3", "--json")
     assert json.loads(out2)["factors"] == r["factors"]                   # same seed, same numbers
+
+
+def test_predict_json_scores_and_relabelling(cli):
+    "The order score through the console script: 0 where the MSE sees no order, 1 on a line, renaming changes nothing."
+    def predict(*argv):
+        code, out, err = cli("predict", "--traversals", "64", "--json", *argv)
+        assert code == 0, err
+        assert "traversals: 100%" in err                     # progress on stderr, one JSON object on stdout
+        return json.loads(out)
+    r8 = predict("--dataset", "xysquares")
+    assert (r8["dataset"], r8["loss"], r8["traversals"], r8["unseen"]) == ("xysquares", "mse", 64, [])
+    assert r8["score"] == pytest.approx(0, abs=1e-9) and len(r8["factors"]) == 6 and r8["seconds"] > 0
+    assert all(f["values"] == 8 and f["mean_distance"] == pytest.approx(1 / 96) for f in r8["factors"].values())
+    s1 = ["--dataset", "xysquares", "--set", "grid_size=8", "--set", "grid_spacing=1"]
+    r1, renamed = predict(*s1), predict(*s1, "--set", "relabel_seed=5")
+    assert r1["score"] == pytest.approx(1, abs=1e-9) and renamed["params"]["relabel_seed"] == 5
+    assert renamed["score"] == pytest.approx(r1["score"], abs=0.02)
+    blur = predict("--dataset", "xysquares", "--loss", "box_blur", "--loss-param", "radius=4")
+    assert blur["loss_params"] == {"radius": 4, "alpha": 81.0} and 0.05 < blur["score"] < 0.9
+    code, out, err = cli("predict", "--dataset", "xyobject", "--traversals", "16")
+    assert code == 0 and "order score:" in out and out.count("\n") >= 4, err
 
 
 def test_sweep_resume_and_figures(cli, tmp_path):
@@ -251,8 +317,8 @@ def test_train_eval_every_writes_a_resumable_learning_curve(cli, tmp_path):
     assert json.loads((out / "config.json").read_text())["loss_params"] == {"scale": 2}
     lines = (out / "curve.jsonl").read_text().splitlines()
     assert [json.loads(l)["step"] for l in lines] == [2, 4, 5]
-    code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,modularity")
-    assert code == 2 and "accepted" in err and "Traceback" not in err
+    code, _, err = cli(*base[:-1], "--steps", "5", "--metrics", "mig,udr")          # UDR scores a sweep, not a run
+    assert code == 2 and "accepted" in err and "infomec" in err and "Traceback" not in err
 
 
 def test_json_output_is_strict_json_even_for_undefined_values(cli):

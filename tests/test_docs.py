@@ -38,7 +38,7 @@ class SiteCopy:
 
     def edit(self, page: str, fn):
         "Rewrite the HTML of `page` with `fn`; it must change."
-        f = self.path / ("index.html" if page == "index" else f"{page}/index.html")
+        f = self.path / f"{page}.html"
         html = f.read_text(encoding="utf-8")
         new = fn(html)
         assert new != html, f"the defect was not planted in {page}"
@@ -78,7 +78,7 @@ def test_every_notebook_has_a_page_with_its_api(site):
     from docs_check import module_symbols
     symbols = module_symbols()
     for nb in (ROOT / "nbs").glob("*.ipynb"):
-        page = site / ("index.html" if nb.stem == "index" else f"{nb.stem}/index.html")
+        page = site / f"{nb.stem}.html"
         assert page.exists(), f"no page for {nb.name}"
         html = page.read_text(encoding="utf-8")
         headings = set(re.findall(r"<h3[^>]*>\s*([A-Za-z_][\w]*)", html))
@@ -88,7 +88,7 @@ def test_every_notebook_has_a_page_with_its_api(site):
 
 def test_reproduction_page_shows_its_figures_and_tables(site):
     "09's page carries the figures and tables its readings refer to (the notebook is saved with its outputs)."
-    html = (site / "09_reproduction" / "index.html").read_text(encoding="utf-8")
+    html = (site / "09_reproduction.html").read_text(encoding="utf-8")
     assert len(re.findall(r"<img[^>]+src=", html)) >= 5, "09's page shows fewer than 5 figures"
     for table in ("the primary analysis", "runs of figure11_cpu run again", "U p"):
         assert table in html, f"09's page lacks its printed output {table!r}"
@@ -103,7 +103,7 @@ def test_pages_are_self_contained(site):
 
 
 def test_figures_are_embedded(site):
-    html = (site / "02_distances" / "index.html").read_text(encoding="utf-8")
+    html = (site / "02_distances.html").read_text(encoding="utf-8")
     assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', html)) >= 3
 
 
@@ -112,19 +112,19 @@ def test_the_site_passes_every_rule_on_its_files(site):
 
 
 def test_api_entries_have_parameter_tables_and_classes(site):
-    html = (site / "01a_data" / "index.html").read_text(encoding="utf-8")
+    html = (site / "01a_data.html").read_text(encoding="utf-8")
     assert "class CorruptFile(DisentlitError)" in re.sub(r"<[^>]+>", "", html)
     assert 'class="api-params"' in html and "<th>Parameter</th><th>Type</th><th>Default</th>" in html
-    exp = (site / "08_experiments" / "index.html").read_text(encoding="utf-8")
+    exp = (site / "08_experiments.html").read_text(encoding="utf-8")
     assert "<th>Description</th>" in exp                         # the docments of expand_spec, run, demo, ...
-    assert "<th>Description</th>" in (site / "05_training" / "index.html").read_text(encoding="utf-8")   # RunConfig's
-    cli = (site / "11_cli" / "index.html").read_text(encoding="utf-8")
+    assert "<th>Description</th>" in (site / "05_training.html").read_text(encoding="utf-8")   # RunConfig's
+    cli = (site / "11_cli.html").read_text(encoding="utf-8")
     assert "Call self as a function" not in cli and "def build_parser" in re.sub(r"<[^>]+>", "", cli)
 
 
 def test_the_gif_plays_and_the_widgets_have_snapshots(site):
     from PIL import Image
-    html = (site / "07_traversals" / "index.html").read_text(encoding="utf-8")
+    html = (site / "07_traversals.html").read_text(encoding="utf-8")
     gif = re.search(r'src="data:image/gif;base64,([^"]+)"', html)
     assert gif, "no GIF on the traversals page"
     with Image.open(io.BytesIO(base64.b64decode(gif.group(1)))) as im: assert im.n_frames > 1
@@ -133,17 +133,17 @@ def test_the_gif_plays_and_the_widgets_have_snapshots(site):
 
 def test_links_to_names_lead_to_their_entries(site):
     for page in site.rglob("*.html"): assert "disentlit.github.io" not in page.read_text(encoding="utf-8"), page
-    assert 'href="../05_training/#fit"' in (site / "04_losses" / "index.html").read_text(encoding="utf-8")
+    assert 'href="05_training.html#fit"' in (site / "04_losses.html").read_text(encoding="utf-8")
 
 
 # ---- each rule fails on a seeded defect ----------------------------------------------------------------------------
 
 def test_links_rule_flags_pages_and_anchors_that_do_not_exist(seeded):
     seeded.edit("06_metrics", lambda h: h.replace("</article>", '<a href="https://disentlit.github.io/disentlit/models.html#fit">fit</a>'
-                                                  '<a href="../03_models/#no-such-entry">x</a><a href="../nowhere/">y</a></article>', 1))
+                                                  '<a href="03_models.html#no-such-entry">x</a><a href="nowhere.html">y</a></article>', 1))
     found = problems(seeded.path, "06_metrics", rule="links")
     assert any("disentlit.github.io/disentlit/models.html" in p and "not a page" in p for p in found), found
-    assert any("#no-such-entry" in p for p in found) and any("../nowhere/" in p for p in found), found
+    assert any("#no-such-entry" in p for p in found) and any("nowhere.html" in p for p in found), found
 
 
 def test_toc_rule_flags_blank_and_cut_entries_and_missing_api_entries(seeded):
@@ -213,7 +213,7 @@ def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(se
         snap.decompose()
         article = page.find("article")
         article.append(soup('<div class="jp-OutputArea"><div class="jp-OutputArea-output"><pre>&lt;Figure size 640x480 with 1 Axes&gt;'
-                            '</pre></div></div><img src="../images/missing.png">'))
+                            '</pre></div></div><img src="images/missing.png">'))
         return str(page)
     seeded.edit("07_traversals", damage)
     found = problems(seeded.path, "07_traversals", rule="images")
@@ -236,17 +236,17 @@ def test_figures_rule_flags_text_too_small_at_the_page_width(seeded):
     fine = base64.b64encode(figure_png(10, 6.4)).decode()            # the page's width: 14 px text
     seeded.edit("04_losses", lambda h: h.replace("</article>", f'<img src="data:image/png;base64,{tiny}"><img src="data:image/png;base64,{fine}"></article>', 1))
     found = problems(seeded.path, "04_losses", rule="figures")
-    n = len(re.findall(r"<img", (seeded.path / "04_losses" / "index.html").read_text())) - 2    # the index of the tiny one
+    n = len(re.findall(r"<img", (seeded.path / "04_losses.html").read_text())) - 2    # the index of the tiny one
     assert len(found) == 1 and found[0].startswith(f"figures: 04_losses: figure {n} has text"), found
 
 
 def test_search_rule_flags_code_in_excerpts(seeded):
     index = seeded.path / "search" / "search_index.json"
     data = json.loads(index.read_text())
-    data["docs"].append(dict(location="07_traversals/", title="Traversals", text="<p>In [ ]: Copied! test_eq(kl.shape, (4,))</p>"))
+    data["docs"].append(dict(location="07_traversals.html", title="Traversals", text="<p>In [ ]: Copied! test_eq(kl.shape, (4,))</p>"))
     index.write_text(json.dumps(data))
     found = problems(seeded.path, "index", rule="search")
-    assert len(found) == 1 and "07_traversals/" in found[0], found
+    assert len(found) == 1 and "07_traversals.html" in found[0], found
 
 
 def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
@@ -284,9 +284,88 @@ def test_browser_rules_flag_cut_entries_wrapped_outputs_and_images_that_do_not_l
     css = copy / "styles.css"
     css.write_text(css.read_text().replace("white-space: pre !important", "white-space: pre-wrap !important")
                    .replace(".md-nav--secondary .md-ellipsis {", ".md-nav--secondary .md-x {"))
-    page = copy / "01a_data" / "index.html"
-    page.write_text(page.read_text().replace("</article>", '<img src="../images/missing.png"></article>', 1))
+    page = copy / "01a_data.html"
+    page.write_text(page.read_text().replace("</article>", '<img src="images/missing.png"></article>', 1))
     found = docs_check.browser_check(copy, tmp_path / "shots", only={"01a_data"})["problems"]
     assert any(p.startswith("toc: 01a_data: entries cut short") for p in found), found
     assert any("printed outputs wrap" in p for p in found), found
     assert any("did not load" in p and "missing.png" in p for p in found), found
+
+
+@needs_chromium
+def test_the_readers_walk_flags_a_dead_sidebar_entry_and_a_search_that_fails_as_files(site, tmp_path):
+    """The walk of `browser_check` (the sidebar clicked through, a search and its first result, served and as files)
+    passes on the site (test_site_in_a_real_browser) and fails on a copy whose sidebar has a dead entry and whose
+    search cannot work from disk (no inlined index, no worker shim)."""
+    import docs_check
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    index = copy / "index.html"
+    index.write_text(index.read_text().replace('href="06_metrics.html"', 'href="gone.html"'))
+    (copy / "search" / "search_index.js").unlink()
+    (copy / "assets" / "javascripts" / "iframe-worker-shim.js").unlink()
+    found = docs_check.browser_check(copy, tmp_path / "shots", only={"index"})["problems"]
+    assert any("browser (served): the sidebar's" in p and "gone.html" in p for p in found), found
+    assert any(p.startswith("browser (files): searching for 'box blur' gave no result") for p in found), found
+    assert not any(p.startswith("browser (served): searching") for p in found), found
+
+
+def test_the_sidebar_groups_every_notebook_once_the_same_way_for_mkdocs_and_quarto():
+    "nbs/sidebar.yml (Quarto, custom_sidebar) and tools/docs.py's `grouped` (mkdocs): the same sections, every page once."
+    import yaml
+    import docs
+    quarto = {s["section"]: [Path(p).stem for p in s["contents"]]
+              for s in yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]}
+    stems = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb"))
+    assert sorted(s for pages in quarto.values() for s in pages) == stems
+    mk = {name: [next(iter(e.values())).removesuffix(".ipynb") for e in entries]
+          for g in docs.grouped([(s, {s: f"{s}.ipynb"}) for s in stems]) for name, entries in g.items()}
+    assert {k: sorted(v) for k, v in mk.items()} == {k: sorted(v) for k, v in quarto.items()}
+    assert list(mk) == ["The story", "The toolkit", "Operations"] and mk["The story"][0] == "index"
+
+
+def test_source_links_come_from_the_repository_setting_and_none_without_one(monkeypatch):
+    import configparser
+    import docs
+    from disentlit.data import small_text
+    cfg = configparser.ConfigParser()
+    cfg.read_dict({"DEFAULT": {"git_url": "", "branch": "main"}})
+    monkeypatch.setattr(docs, "settings", lambda: cfg["DEFAULT"])
+    assert docs.source_link(small_text) is None                      # no repository set: no link at all
+    assert "api-source" not in docs.api_markdown(small_text, "small_text", docs.source_link(small_text))
+    cfg["DEFAULT"]["git_url"] = "https://example.org/me/disentlit/"
+    link = docs.source_link(small_text)
+    line = __import__("inspect").getsourcelines(small_text)[1]
+    assert link == f"https://example.org/me/disentlit/blob/main/disentlit/data.py#L{line}"
+    assert f'<a href="{link}">source</a>' in docs.api_markdown(small_text, "small_text", link)
+
+
+def test_outputs_rule_flags_a_printing_cell_saved_without_its_output(tmp_path):
+    import docs_check
+    cells = [dict(cell_type="code", source="x = 1\nx", outputs=[], metadata={}),            # shows x: flagged
+             dict(cell_type="code", source="print('hi')", outputs=[], metadata={}),        # prints: flagged
+             dict(cell_type="code", source="fig = plot_thing()\nplt.close(fig)", outputs=[], metadata={}),
+             dict(cell_type="code", source="y = 2\ny;", outputs=[], metadata={}),           # `;`: shows nothing
+             dict(cell_type="code", source="#| export\ndef f(): print(1)", outputs=[], metadata={}),
+             dict(cell_type="code", source="plot_thing()", metadata={},
+                  outputs=[dict(output_type="display_data", data={"image/png": "x"}, metadata={})])]
+    (tmp_path / "nb.ipynb").write_text(json.dumps(dict(cells=cells, metadata={}, nbformat=4, nbformat_minor=5)))
+    found = docs_check.check_outputs(tmp_path)
+    assert len(found) == 2 and "ends with an expression" in found[0] and "calls print()" in found[1], found
+
+
+def test_images_rule_flags_an_image_without_alt_text(seeded):
+    seeded.edit("04_losses", lambda h: re.sub(r'(<img[^>]*?) alt="[^"]*"', r'\1 alt=""', h, count=1))
+    found = problems(seeded.path, "04_losses", rule="images")
+    assert any("has no alt text" in p for p in found), found
+
+
+def test_figure_rule_reads_a_retina_picture_at_its_css_size():
+    "A 2x PNG shown at its CSS width (`<img width=...>`) is measured as the reader sees it: small text still flagged."
+    import docs_check
+    from PIL import Image
+    for pt, flagged in ((4, True), (10, False)):
+        png = figure_png(pt, 6.4, dpi=200)
+        with Image.open(io.BytesIO(png)) as im: natural = im.size[0]
+        css = natural // 2
+        assert (docs_check.figure_problem("p", 0, png, natural, css, css) is not None) == flagged, pt

@@ -92,3 +92,116 @@ def test_dedup_false_encodes_every_draw_with_the_same_scores():
     for m in METRICS:
         for key, v in once[m].items():
             if isinstance(v, float): assert every[m][key] == pytest.approx(v, abs=1e-6), (m, key)
+
+
+# ---- the newer metrics: modularity and explicitness, IRS, DCI-ES, InfoMEC, UDR ----
+
+from disentlit.metrics import (METRIC_NAMES, NEW_METRICS, dci_es, infomec, irs, loss_capacity, metric_plan,
+                               modularity_explicitness, udr)
+
+
+def _grid(*sizes):
+    return np.array(np.meshgrid(*[np.arange(s) for s in sizes], indexing="ij")).reshape(len(sizes), -1).T
+
+
+def _known(seed=7):
+    "Four factors on a balanced grid, and four representations of them with known answers."
+    rng = np.random.default_rng(seed)
+    y = np.repeat(_grid(3, 4, 5, 2), 6, axis=0)[rng.permutation(720)]
+    unit = (y - y.mean(0)) / y.std(0)
+    q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    return y, dict(identity=unit, permuted=-unit[:, [3, 1, 0, 2]], rotated=unit @ q.T, noise=rng.normal(size=(720, 4)))
+
+
+def test_new_metrics_agree_with_straightforward_implementations_of_their_definitions():
+    "bench's loops over latents, factors and values, and scikit-learn's estimators called once per pair, agree."
+    from disentlit.bench import (naive_infomec_nmi, naive_irs, naive_loss_capacity, naive_modularity_explicitness,
+                                 naive_udr_spearman)
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, [3, 7, 4], (1200, 3))
+    z = np.c_[y @ rng.normal(size=(3, 3)) + 0.4 * rng.normal(size=(1200, 3)), rng.normal(size=1200)]
+    tr, te = (z[:800], y[:800]), (z[800:], y[800:])
+    fast, slow = modularity_explicitness(*tr, *te), naive_modularity_explicitness(*tr, *te)
+    assert all(fast[k] == pytest.approx(v, abs=1e-9) for k, v in slow.items())
+    assert irs(*tr)["irs"] == pytest.approx(naive_irs(*tr), abs=1e-12)
+    assert irs(*tr, diff_quantile=1.0)["irs"] == pytest.approx(naive_irs(*tr, diff_quantile=1.0), abs=1e-12)
+    # DCI-ES's probes: truncations of one greedy tree are the trees grown to each depth until two splits tie exactly,
+    # which happens in the small nodes of deep trees (two latents parting the same few samples): then only the
+    # tie-breaking differs (see 06_metrics)
+    fast_lc, slow_lc = loss_capacity(*tr, *te)[0], naive_loss_capacity(*tr, *te)
+    np.testing.assert_allclose(fast_lc[:, :2], slow_lc[:, :2], atol=1e-9)           # depths 1 and 2
+    np.testing.assert_allclose(fast_lc, slow_lc, atol=0.05)
+    np.testing.assert_allclose(infomec(*tr)["nmi"], naive_infomec_nmi(*tr), atol=1e-6)
+    reps = [z, z[:, [2, 0, 3, 1]] * [1, -1, 2, 1], z + rng.normal(size=z.shape)]
+    np.testing.assert_allclose(udr(reps, correlation="spearman")["model_scores"], naive_udr_spearman(reps), atol=1e-9)
+
+
+def test_perfect_and_permuted_codes_score_the_maximum_and_rotations_less():
+    y, reps = _known()
+    for name in ("identity", "permuted"):
+        assert modularity_explicitness(reps[name], y)["modularity"] > 0.999
+        assert irs(reps[name], y)["irs"] == pytest.approx(1, abs=1e-12)
+    assert modularity_explicitness(reps["rotated"], y)["modularity"] < 0.9
+    assert irs(reps["rotated"], y)["irs"] < 0.85
+    es = {k: dci_es(v, y, mode="fast")["explicitness"] for k, v in reps.items()}
+    assert es["identity"] == pytest.approx(es["permuted"], abs=1e-12) and es["rotated"] < es["identity"]
+    # every DCI-ES probe reads a perfect code without error; noise is no more informative than the mean
+    r = dci_es(reps["identity"], y, mode="fast")
+    assert np.allclose(r["lowest_loss"], 0, atol=1e-12) and r["size"] == 1
+    assert dci_es(reps["noise"], y, mode="fast")["informativeness_es"] < 0.1
+
+
+def test_infomec_on_many_valued_factors():
+    "Factors of 20 values, so that one rotated latent cannot single out every grid point."
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 20, (2000, 3))
+    unit = (y - y.mean(0)) / y.std(0)
+    q = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    ident, rot, noise = infomec(unit, y), infomec(unit @ q.T, y), infomec(rng.normal(size=(2000, 3)), y)
+    assert min(ident["infom"], ident["infoc"], ident["infoe"]) > 0.95
+    assert np.allclose(np.diag(ident["nmi"]), 1, atol=0.03) and (ident["nmi"] - np.diag(np.diag(ident["nmi"]))).max() < 0.03
+    assert rot["infoe"] > 0.95 and rot["infom"] < 0.8 and rot["infoc"] < 0.8
+    assert noise["nmi"].max() < 0.03 and noise["infoe"] < 0.05
+
+
+def test_udr_lasso_shrinks_a_copy_by_alpha():
+    "The same continuous representation twice: each Lasso weight of a standardised copy is exactly 1 - alpha."
+    z = np.random.default_rng(2).normal(size=(3000, 4))
+    for alpha in (0.1, 0.3):
+        assert udr([z, z[:, ::-1]], alpha=alpha)["model_scores"] == pytest.approx([1 - alpha] * 2, abs=1e-9)
+
+
+def test_every_metric_name_is_accepted_and_udr_is_refused_by_evaluate():
+    assert METRIC_NAMES == METRICS + NEW_METRICS and set(NEW_METRICS) == {"modularity", "irs", "dci_es", "infomec"}
+    assert set(metric_plan(",".join(METRIC_NAMES))) == set(METRIC_NAMES)
+    assert metric_plan("dci_es", fast=False)["dci_es"]["mode"] == "exact"
+    with pytest.raises(DisentlitError, match="accepted: mig, dci, sap, beta_vae, factor_vae, modularity, irs, dci_es, infomec"):
+        metric_plan("irs,udr")
+    space = IndexData(["a", "b", "c"], [4, 5, 6])
+    r = evaluate(factor_encoder(space), space, NEW_METRICS, params=dict(
+        modularity=dict(num_train=600, num_test=300), irs=dict(num_train=600), dci_es=dict(num_train=600, num_test=300),
+        infomec=dict(num_train=600)))
+    assert r["irs"]["irs"] == pytest.approx(1) and r["dci_es"]["size"] == 1 and r["modularity"]["modularity"] > 0.99
+    json.dumps(r, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+
+
+def test_defaults_of_the_newer_metrics():
+    "disentanglement_lib's configurations (modularity_explicitness.gin, the sample irs.gin); InfoMEC's code's k."
+    assert metric_defaults("modularity") == dict(num_train=10_000, num_test=5_000, bins=20)
+    assert metric_defaults("irs") == dict(num_train=10_000, bins=20, diff_quantile=0.99)
+    assert metric_defaults("infomec") == dict(num_train=10_000, n_neighbors=10)
+    assert metric_defaults("dci_es")["num_train"] == 10_000
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: irs(np.ones((4, 2)), [[0], [1], [0], [1]], diff_quantile=1.5), "diff_quantile must be a number in"),
+    (lambda: modularity_explicitness(np.ones((9, 2)), np.arange(9)), "at least 2 factors"),
+    (lambda: infomec(np.ones((9, 2)), np.c_[np.arange(9), np.arange(9)], n_neighbors=0), "n_neighbors must be"),
+    (lambda: dci_es(np.ones((9, 2)), np.c_[np.arange(9)], depths=(1,)), "at least 2 increasing"),
+    (lambda: udr([np.ones((5, 2))]), "at least 2 models"),
+    (lambda: udr([np.ones((5, 2)), np.ones((6, 2))]), "same observations"),
+    (lambda: udr([np.ones((5, 2))] * 2, correlation="kendall"), "accepted: lasso, spearman"),
+])
+def test_bad_input_to_the_newer_metrics(call, message):
+    with pytest.raises(DisentlitError, match=message):
+        call()

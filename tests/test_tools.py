@@ -1,4 +1,5 @@
-"""The science tools: the snapshot of a pinned clone's sweeps, which later sessions resume from."""
+"""The tools: the snapshot of a pinned clone's sweeps (which later sessions resume from), the GPU check, the headline."""
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -45,3 +46,23 @@ def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):
     assert out.returncode == 2, out
     assert "CUDA asked for, but torch" in out.stderr and "sees no GPU" in out.stderr
     assert not (tmp_path / "out").exists()                     # nothing written
+
+
+def test_the_landing_page_shows_the_headline_table_of_the_committed_database():
+    """The index's headline table is what tools/headline.py computes from results/ now (not numbers typed once), and
+    the headline figure it draws is on the page, a page wide at most."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import headline
+    from PIL import Image
+    index = "".join("".join(c["source"]) for c in json.loads((ROOT / "nbs" / "index.ipynb").read_text())["cells"])
+    assert headline.table() in index, "nbs/index.ipynb's headline table differs from `python tools/headline.py --table`"
+    assert "](images/headline.png)" in index
+    with Image.open(ROOT / "nbs" / "images" / "headline.png") as im: assert im.width / 110 <= 6.45
+
+
+def test_the_demo_quotes_the_reproductions_medians():
+    "disentlit.demo.REPRODUCTION, which the demo's report prints beside its own runs, equals the committed database."
+    sys.path.insert(0, str(ROOT / "tools"))
+    import headline
+    from disentlit.demo import REPRODUCTION
+    assert REPRODUCTION == headline.medians()

@@ -2,6 +2,9 @@
 
     python tools/docs.py            # nbdev_proc_nbs -> _proc/, clean -> _docs_src/, mkdocs build -> _site/
 
+The site is flat (`03_models.html`, no directory URLs) with its search index inlined and a web-worker shim
+(mkdocs-material's offline plugin), so it works opened as files (file://) as well as served, without a network.
+
 nbdev's own `nbdev_proc_nbs` applies the notebook directives and adds the API reference (`show_doc`
 of every exported name, executed); Quarto would render that. Here a small cleaning step turns
 Quarto's conventions into plain notebooks (cell options become hidden inputs, Quarto attribute
@@ -41,6 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROC, SRC, SITE, VENDOR = ROOT / "_proc", ROOT / "_docs_src", ROOT / "_site", ROOT / "_docs_vendor"
 MATHJAX = "mathjax@2.7.9"          # the MathJax 2 that nbconvert's page template configures
+WORKER_SHIM = "iframe-worker@1.0.4"  # web workers for pages opened as files (mkdocs-material's offline plugin)
+SHIM_PATH = "assets/javascripts/iframe-worker-shim.js"
 CDN_MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js?config=TeX-AMS_CHTML-full,Safe"
 
 _ATTRS = re.compile(r"\{[^{}\n]*(?:target=|style=|\.callout|#[\w-]+ )[^{}\n]*\}")
@@ -49,7 +54,6 @@ WIDGET_NOTE = ('<p class="widget-snapshot-needed"><em>Here Jupyter shows a live 
                'a static page cannot, so a snapshot of it follows.</em></p>')
 _NB_LINK = re.compile(r"\((?:nbs/)?([\w-]+)\.ipynb\)")
 _SHOW_DOC = re.compile(r"^show_doc\(([\w.]+)\)\s*$", re.M)
-_SOURCE_LINK = re.compile(r"\[source\]\((https?://[^)\s]+)\)")
 
 
 def settings() -> configparser.SectionProxy:
@@ -88,29 +92,35 @@ def heading_id(text: str) -> str:
     return _convert_header_id(slugify(text))
 
 
-def relink(text: str, up: str, anchors: dict | None = None) -> str:
+def page_href(stem: str) -> str:
+    """The address of a notebook's page, relative to any page: the site is flat (`03_models.html`, no directory URLs), so
+    that it works opened as files as well as served."""
+    return f"{stem}.html"
+
+
+def relink(text: str, anchors: dict | None = None) -> str:
     """Links to nbdev's pages of this site (`[`fit`](https://disentlit.github.io/disentlit/models.html#fit)`) -> links to
-    this site's page and anchor (`../03_models/#fit`); `up` leads from the current page to the root. With `anchors`
-    (page -> the API entries on it), a name without an entry links to its class's entry (a method) or is left as code."""
+    this site's page and anchor (`05_training.html#fit`). With `anchors` (page -> the API entries on it), a name
+    without an entry links to its class's entry (a method) or is left as code."""
     pages = nbdev_pages()
     def target(page, anchor):
         if page not in pages: return None
         stem = pages[page]
-        if not anchor: return f"{up}{stem}/"
+        if not anchor: return page_href(stem)
         if anchors is not None and stem in anchors:
             names = {n.lower(): n for n in anchors[stem]}
             if anchor.lower() not in names:
                 owner = anchor.rsplit(".", 1)[0] if "." in anchor else None
                 if owner is None or owner.lower() not in names: return ""
                 anchor = owner
-        return f"{up}{stem}/#{heading_id(anchor)}"
+        return f"{page_href(stem)}#{heading_id(anchor)}"
     for base in site_urls():
         url = rf"{re.escape(base)}([\w.-]+\.html)(?:#([^)\s\"'>]*))?"
         def sub_link(m):
             t = target(m.group(2), m.group(3))
             return m.group(0) if t is None else f"[{m.group(1)}]({t})" if t else m.group(1)
         text = re.sub(rf"\[([^\]\n]*)\]\({url}\)", sub_link, text)
-        text = re.sub(url, lambda m: (t if (t := target(m.group(1), m.group(2))) else f"{up}{pages.get(m.group(1), '')}/")
+        text = re.sub(url, lambda m: (t if (t := target(m.group(1), m.group(2))) else page_href(pages[m.group(1)]))
                       if m.group(1) in pages else m.group(0), text)
     return text
 
@@ -125,9 +135,9 @@ def _options(source: str) -> dict:
     return opts
 
 
-def _clean_text(text: str, up: str = "", anchors: dict | None = None) -> str:
+def _clean_text(text: str, anchors: dict | None = None) -> str:
     "Drop Quarto attribute blocks; turn links to notebooks, and nbdev's links to names, into links to this site's pages."
-    return relink(_NB_LINK.sub(lambda m: f"({up}{m.group(1)}/)", _ATTRS.sub("", text)), up, anchors)
+    return relink(_NB_LINK.sub(lambda m: f"({page_href(m.group(1))})", _ATTRS.sub("", text)), anchors)
 
 
 def api_names(nb: dict) -> set[str]:
@@ -217,11 +227,18 @@ def api_markdown(obj, name: str, source: str | None = None) -> str:
         cell = lambda v: f"<code>{html.escape(v)}</code>" if v else ""
         body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in
                                         [(f"<em>{r[0]}</em>" if r[0] == "returns" else cell(r[0])), cell(r[1]), cell(r[2])]
-                                        + ([html.escape(r[3])] if described else [])) + "</tr>" for r in rows)
+                                        + ([inline_markdown(r[3])] if described else [])) + "</tr>" for r in rows)
         parts.append('<table class="api-params"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) +
                      f"</tr></thead><tbody>{body}</tbody></table>")
     if source: parts.append(f'<p class="api-source"><a href="{source}">source</a></p>')
     return "\n\n".join(parts) + "\n"
+
+
+def inline_markdown(text: str) -> str:
+    "A docments comment as HTML: `code`, *emphasis* and links rendered, everything else escaped, no paragraph around it."
+    import markdown
+    out = markdown.markdown(html.escape(text, quote=False)).strip()
+    return out[3:-4] if out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1 else out
 
 
 def _linkify(text: str) -> str:
@@ -238,15 +255,25 @@ def _resolve(name: str, module: str):
     return obj
 
 
+def source_link(obj) -> str | None:
+    """Where `obj` is defined in the project's repository (settings.ini's `git_url`, its `branch`): None when no
+    repository is set or the source cannot be found, so that no page links to a repository that does not exist."""
+    repo = settings().get("git_url", "").strip().rstrip("/")
+    if not repo: return None
+    try:
+        path = Path(inspect.getsourcefile(inspect.unwrap(obj))).resolve().relative_to(ROOT)
+        line = inspect.getsourcelines(inspect.unwrap(obj))[1]
+    except (TypeError, OSError, ValueError): return None
+    return f"{repo}/blob/{settings().get('branch', 'main')}/{path.as_posix()}#L{line}"
+
+
 def render_api(cell: dict, module: str | None):
     "Replace the output of a `show_doc(name)` cell by `api_markdown` of the object (nbdev's output kept if it cannot be found)."
     m = _SHOW_DOC.search(cell["source"])
     if not m or module is None: return
     try: obj = _resolve(m.group(1), module)
     except (ImportError, AttributeError): return
-    old = "".join(next((o["data"]["text/markdown"] for o in cell.get("outputs", []) if "text/markdown" in o.get("data", {})), ""))
-    source = (s.group(1) if (s := _SOURCE_LINK.search(old)) else None)
-    md = api_markdown(obj, m.group(1), source)
+    md = api_markdown(obj, m.group(1), source_link(obj))
     cell["outputs"] = [dict(output_type="display_data", metadata={}, data={"text/markdown": md, "text/plain": m.group(1)})]
     try: cell["_line"] = inspect.getsourcelines(inspect.unwrap(obj))[1]
     except (TypeError, OSError): cell["_line"] = None
@@ -295,6 +322,31 @@ def _gif_as_html(out: dict):
         data["text/html"] = f'<img src="data:image/gif;base64,{gif}" alt="animated GIF">'
 
 
+def _sentence(markdown_text: str, limit: int = 200) -> str:
+    "The first sentence of a Markdown cell as plain text (headings, emphasis, code marks and links dropped)."
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown_text)
+    text = " ".join(l.lstrip("> ").strip() for l in text.splitlines() if l.strip() and not l.startswith(("|", "#")))
+    text = re.sub(r"\*\*|[*`$]|(?<!\w)_|_(?!\w)", "", text)
+    m = re.match(r"(.+?[.:!?])(\s|$)", text)
+    return (m.group(1) if m else text)[:limit].strip()
+
+
+def figures_with_alt(cell: dict, caption: str | None, context: str):
+    """Image outputs as HTML figures: the cell's `#| fig-cap:` is the caption under the image and its alt text; without
+    one, the alt text is `context` (the first sentence of the Markdown before the cell)."""
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        kind = next((k for k in ("image/png", "image/jpeg") if k in data), None)
+        if kind is None or "text/html" in data: continue
+        src = f"data:{kind};base64," + "".join(data.pop(kind)).replace("\n", "")
+        alt = html.escape(caption or context or "a figure", quote=True)
+        size = out.get("metadata", {}).get(kind, {})        # a retina figure's size in CSS pixels (half its own)
+        dims = "".join(f' {k}="{int(size[k])}"' for k in ("width", "height") if isinstance(size.get(k), (int, float)))
+        img = f'<img src="{src}" alt="{alt}"{dims}>'
+        data["text/html"] = (f'<figure class="nb-figure">{img}<figcaption>{html.escape(caption)}</figcaption></figure>'
+                             if caption else img)
+
+
 def _front_matter(src: str) -> dict | None:
     "The YAML front matter nbdev makes of a notebook's title and summary, if `src` is one."
     import yaml
@@ -304,14 +356,14 @@ def _front_matter(src: str) -> dict | None:
     return meta if isinstance(meta, dict) and "title" in meta else None
 
 
-def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | None = None,
+def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
           own_ids: set | None = None) -> dict:
-    """A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`up`: from its page to the
-    root; `module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries;
+    """A notebook processed by nbdev, with Quarto's conventions turned into plain Jupyter ones (`module`: the module it exports, whose API entries are rendered here; `anchors`: page -> its API entries;
     `own_ids`: the ids of the source notebook's cells, whose `show_doc` cells win over nbdev's copies)."""
-    cells = []
+    cells, context = [], ""
     for cell in nb["cells"]:
         src = "".join(cell["source"])
+        if cell["cell_type"] == "markdown": context = _sentence(src)
         if cell["cell_type"] == "raw" and (meta := _front_matter(src)):
             nb.setdefault("metadata", {})["title"] = meta["title"]
             text = f"# {meta['title']}" + (f"\n\n> {meta['description']}" if meta.get("description") else "")
@@ -330,35 +382,51 @@ def clean(nb: dict, up: str = "../", module: str | None = None, anchors: dict | 
             if len(kept) < len(cell.get("outputs", [])):          # a note where the widget was (docs_check wants a snapshot after it)
                 kept.append(dict(output_type="display_data", metadata={}, data={"text/html": WIDGET_NOTE}))
             cell["outputs"] = kept
+            cap = opts.get("fig-cap")
+            figures_with_alt(cell, cap.strip().strip('"') if isinstance(cap, str) else None, context)
             for out in cell.get("outputs", []):
                 _gif_as_html(out)
                 data = out.get("data", {})
                 if "text/markdown" in data:
-                    data["text/markdown"] = _clean_text("".join(data["text/markdown"]), up, anchors)
+                    data["text/markdown"] = _clean_text("".join(data["text/markdown"]), anchors)
         else:
-            cell["source"] = _clean_text(src, up, anchors)
+            cell["source"] = _clean_text(src, anchors)
         cells.append(cell)
     nb["cells"] = _source_order(one_entry_each(cells, own_ids))
     return nb
 
 
-def vendor_mathjax() -> Path | None:
-    "A local copy of MathJax 2 from the npm registry (fetched once), so the site renders equations offline."
-    target = VENDOR / "mathjax"
-    if (target / "MathJax.js").exists(): return target
+def vendor(spec: str, folder: str, keep: tuple[str, ...], without: str) -> Path | None:
+    """A local copy of the npm package `spec` (only the paths under `keep`) in _docs_vendor/`folder`, fetched once from
+    the npm registry, so that the site works offline; None, with a line saying `without`, where npm is missing."""
+    target = VENDOR / folder
+    if target.exists(): return target
     if not shutil.which("npm"):
-        print("npm not found: equations will load MathJax from its CDN", file=sys.stderr)
+        print(f"npm not found: {without}", file=sys.stderr)
         return None
     VENDOR.mkdir(exist_ok=True)
-    name = subprocess.run(["npm", "pack", MATHJAX, "--silent", "--pack-destination", str(VENDOR)], check=True,
+    name = subprocess.run(["npm", "pack", spec, "--silent", "--pack-destination", str(VENDOR)], check=True,
                           capture_output=True, text=True).stdout.split()[-1]
     with tarfile.open(VENDOR / name) as tar:
-        keep = ("package/MathJax.js", "package/config/", "package/jax/input/TeX/", "package/jax/output/CommonHTML/",
-                "package/jax/element/", "package/extensions/", "package/fonts/HTML-CSS/TeX/woff/")
         tar.extractall(VENDOR, members=[m for m in tar.getmembers() if m.name.startswith(keep)], filter="data")
     (VENDOR / "package").rename(target)
     (VENDOR / name).unlink()
     return target
+
+
+def vendor_mathjax() -> Path | None:
+    "MathJax 2, so that the site renders equations offline."
+    return vendor(MATHJAX, "mathjax", ("package/MathJax.js", "package/config/", "package/jax/input/TeX/",
+                                       "package/jax/output/CommonHTML/", "package/jax/element/", "package/extensions/",
+                                       "package/fonts/HTML-CSS/TeX/woff/"),
+                  "equations will load MathJax from its CDN")
+
+
+def vendor_worker_shim() -> Path | None:
+    """The shim that lets the search box work on a site opened as files (browsers refuse web workers on file://):
+    mkdocs-material's offline plugin names it, from a CDN unless the site carries its own copy."""
+    folder = vendor(WORKER_SHIM, "iframe-worker", ("package/shim/",), "search on a site opened as files needs a network")
+    return None if folder is None else folder / "shim" / "index.js"
 
 
 _WIDGETS = "function addWidgetsRenderer() {"
@@ -391,6 +459,21 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
+SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "12_predict"],
+            "Operations": ["install", "10_bench", "11_cli"]}
+TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
+
+
+def grouped(pages: list[tuple[str, dict]]) -> list[dict]:
+    "The sidebar: the story, the toolkit, operations; `pages` are (notebook stem, {title: file}) in notebook order."
+    by_stem = dict(pages)
+    named = {s for stems in SECTIONS.values() for s in stems}
+    sections = {"The story": [by_stem[s] for s in SECTIONS["The story"] if s in by_stem],
+                TOOLKIT: [entry for stem, entry in pages if stem not in named],
+                "Operations": [by_stem[s] for s in SECTIONS["Operations"] if s in by_stem]}
+    return [{name: entries} for name, entries in sections.items() if entries]
+
+
 def build(proc: bool = True) -> Path:
     if proc: process_notebooks()
     shutil.rmtree(SRC, ignore_errors=True)
@@ -402,12 +485,17 @@ def build(proc: bool = True) -> Path:
         path = PROC / f"{stem}.ipynb"
         source = ROOT / "nbs" / f"{stem}.ipynb"
         own = {c.get("id") for c in json.loads(source.read_text(encoding="utf-8"))["cells"]} if source.exists() else set()
-        nb = clean(nb, "" if stem == "index" else "../", modules.get(stem), anchors, own)
+        nb = clean(nb, modules.get(stem), anchors, own)
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
         title = "Home" if path.stem == "index" else plain(nb.get("metadata", {}).get("title", path.stem))
-        nav.append({title: path.name})
+        nav.append((stem, {title: path.name}))
     config = ROOT / "_mkdocs_nav.yml"                      # mkdocs.yml plus the pages in notebook order
-    config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": nav}), encoding="utf-8")
+    extra = {}
+    if (shim := vendor_worker_shim()) is not None:          # the offline plugin takes a polyfill that names iframe-worker
+        (SRC / SHIM_PATH).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(shim, SRC / SHIM_PATH)
+        extra = {"extra": {"polyfills": [SHIM_PATH]}}
+    config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": grouped(nav), **extra}), encoding="utf-8")
     for extra in ("styles.css",):
         if (ROOT / "nbs" / extra).exists(): shutil.copy(ROOT / "nbs" / extra, SRC / extra)
     if (ROOT / "nbs" / "images").exists(): shutil.copytree(ROOT / "nbs" / "images", SRC / "images")
@@ -418,4 +506,6 @@ def build(proc: bool = True) -> Path:
 
 
 if __name__ == "__main__":
-    print(f"site written to {build(proc='--no-proc' not in sys.argv)}")
+    site = build(proc="--no-proc" not in sys.argv)
+    print(f"site written to {site}/\n  open it as files: {(site / 'index.html').as_uri()} (search works offline too)\n"
+          f"  or serve it:      python -m http.server --directory {site} 8000, then http://localhost:8000/")

@@ -15,7 +15,10 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
 - api: every exported name of the page's module has an entry, and no name has two; every entry (an h3 in an output) is followed by its
   signature (`class Name` for a class, `def name(` for a function) without memory addresses (`<function mse at 0x..>`),
   and no page reads "Call self as a function.";
-- images: every <img> has a source that exists and decodes to a picture; no output shows an image as its size only
+- outputs: every notebook cell that prints, displays or draws is saved with its output (`shows`), so no page shows
+  such a cell with nothing under it;
+- images: every <img> has a source that exists and decodes to a picture, and alt text (a figure's `#| fig-cap:`, or
+  the sentence before its cell; never nbconvert's placeholder); no output shows an image as its size only
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
 - figures: the text in every figure is readable at the page's width (method below);
@@ -33,13 +36,16 @@ at min(its width, the page's content width: 648 px at a 1280 px window) or, in t
 its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
 defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
 
-In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads,
-every internal link answers 200, the figure rule at the rendered widths, no contents entry is cut by the sidebar
-(ellipsis), printed outputs keep their lines (no wrapping); a screenshot of every page (its top, and the whole page)
-goes to --out.
+In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads
+(and the reproduction shows at least its 5 figures), every internal link answers 200, the figure rule at the rendered
+widths, no contents entry is cut by the sidebar (ellipsis), printed outputs keep their lines (no wrapping); a
+screenshot of every page (its top, and the whole page) goes to --out. Then a reader's walk (`_walk`), on the site
+served and opened as files (file://): every sidebar entry clicked from the landing page opens its page, and a search
+for "box blur" gives a result that opens a page.
 """
 from __future__ import annotations
 
+import ast
 import base64
 import functools
 import http.server
@@ -67,6 +73,7 @@ SIZE_ONLY = [re.compile(p) for p in (
     r"^<PIL\.[\w.]+ image mode=\w+ size=\d+x\d+( at 0x[0-9A-Fa-f]+)?>$",
     r"^(HBox|VBox|Box|Image|IntSlider|FloatSlider|Dropdown|Output)\((children|value|layout|description)=",
 )]
+NO_ALT = "No description has been provided for this image"     # nbconvert's alt text for an image without one
 SEARCH_JUNK = [re.compile(p) for p in (r"In\s*\[\s*\d*\s*\]:", r"Copied!", r"\btest_(eq|close|fail|ne|is)\(",
                                          r"\bassert\s+[\w(]")]
 
@@ -81,9 +88,14 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):          # a page left before it loaded: not the site's fault
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)): super().handle_error(request, client_address)
+
+
 def serve(site: Path):
     handler = functools.partial(_Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -116,17 +128,12 @@ def soup(text: str):
 
 
 def site_pages(site: Path) -> dict[str, Path]:
-    "Page name ('index' for the landing page) -> its index.html."
-    out = {}
-    for p in sorted(site.rglob("index.html")):
-        rel = p.parent.relative_to(site).as_posix()
-        if rel.split("/")[0] in ("search", "assets"): continue
-        out["index" if rel == "." else rel] = p
-    return out
+    "Page name ('index' for the landing page) -> its file: the site is flat (`03_models.html`), so it works as files."
+    return {p.stem: p for p in sorted(site.glob("*.html")) if p.name != "404.html"}
 
 
 def page_url(name: str) -> str:
-    return FAKE if name == "index" else urljoin(FAKE, name + "/")
+    return urljoin(FAKE, name + ".html")
 
 
 def site_bases() -> list[str]:
@@ -290,6 +297,10 @@ def check_images(site: Path, docs: dict) -> list[str]:
                 with Image.open(io.BytesIO(data)) as im: w, h = im.size
                 if w < 1 or h < 1: raise ValueError("empty")
             except Exception: problems.append(f"images: {name}: image {k} ({src[:60]!r}) is not a picture")
+            alt = (img.get("alt") or "").strip()
+            if not alt or alt == NO_ALT:
+                problems.append(f"images: {name}: image {k} ({src[:40]!r}) has no alt text (a `#| fig-cap:` or the "
+                                "sentence before its cell gives one)")
         for out in content.select(".jp-OutputArea-output"):
             if out.find("img"): continue
             text = _output_text(out)
@@ -392,7 +403,20 @@ def smallest_text_px(png: bytes) -> float | None:
     return min(l[0] for l in lines) if lines else None
 
 
-def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float) -> str | None:
+def _at_css_size(png: bytes, natural: int, css: int | None) -> tuple[bytes, int]:
+    """A high-density picture (a retina PNG whose <img> gives its size in CSS pixels, about half its own) scaled to that
+    size, as a browser shows it: glyphs are then measured at the size they are read at."""
+    if not css or natural < 1.5 * css: return png, natural
+    from PIL import Image
+    with Image.open(io.BytesIO(png)) as im:
+        small = im.convert("RGB").resize((css, max(1, round(im.size[1] * css / im.size[0]))), Image.LANCZOS)
+    buf = io.BytesIO()
+    small.save(buf, format="PNG")
+    return buf.getvalue(), css
+
+
+def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float, css: int | None = None) -> str | None:
+    png, natural = _at_css_size(png, natural, css)
     px = smallest_text_px(png)
     if px is None or natural <= 0: return None
     on_screen = px * shown / natural
@@ -411,8 +435,9 @@ def check_figures(site: Path, docs: dict, width: int = CONTENT_WIDTH) -> list[st
             try:
                 with Image.open(io.BytesIO(data)) as im: natural = im.size[0]
             except Exception: continue
-            shown = min(natural, width, int(img["width"]) if str(img.get("width", "")).isdigit() else natural)
-            if (p := figure_problem(name, k, data, natural, shown)): problems.append(p)
+            css = int(img["width"]) if str(img.get("width", "")).isdigit() else None
+            shown = min(natural, width, css or natural)
+            if (p := figure_problem(name, k, data, natural, shown, css)): problems.append(p)
     return problems
 
 
@@ -454,12 +479,58 @@ def check_cli(docs: dict, page: str = "11_cli", commands: dict | None = None, pr
     return problems
 
 
+# ---- outputs of the notebooks ------------------------------------------------------------------------------------
+
+SHOWS = ("print", "display")
+def _name(call):
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+def shows(src: str) -> str | None:
+    """What a code cell shows when it runs, read from its code: a call to print or display, a plot_* function whose
+    figure it does not close (Jupyter shows open figures), or a last line that is a bare expression (not a call,
+    not ended by `;`). None where it shows nothing, or where that cannot be told without running it."""
+    lines = src.splitlines()
+    opts = [l for l in lines if l.startswith("#|")]
+    if any(re.match(r"#\|\s*(hide|export|exporti|exports|eval:\s*false|include:\s*false)\b", o) for o in opts): return None
+    try: tree = ast.parse("\n".join(l for l in lines if not l.startswith("#|")))
+    except SyntaxError: return None
+    if not tree.body: return None
+    closes = any(isinstance(n, ast.Call) and _name(n) == "close" for n in ast.walk(tree))
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): continue
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.FunctionDef, ast.Lambda)): break
+            if isinstance(n, ast.Call):
+                if _name(n) in SHOWS: return f"calls {_name(n)}()"
+                if _name(n).startswith("plot_") and not closes: return f"draws with {_name(n)}()"
+    last = tree.body[-1]
+    code_lines = [l for l in lines if l.strip() and not l.startswith("#|")]
+    if isinstance(last, ast.Expr) and not isinstance(last.value, (ast.Call, ast.Constant, ast.Await)) \
+            and not code_lines[-1].split("#")[0].rstrip().endswith(";"):
+        return "ends with an expression"
+    return None
+
+def check_outputs(nbs: Path = ROOT / "nbs", only: set | None = None) -> list[str]:
+    """A cell that prints, displays or draws must be saved with its output (the site shows the saved notebook: a
+    cell that prints with nothing under it reads as broken); `python tools/run_notebook.py --shown NB` saves them."""
+    problems = []
+    for f in sorted(nbs.glob("*.ipynb")):
+        if only is not None and f.stem not in only: continue
+        for cell in json.loads(f.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code" or cell.get("outputs"): continue
+            if what := shows("".join(cell["source"])):
+                last = "".join(cell["source"]).strip().splitlines()[-1][:60]
+                problems.append(f"outputs: {f.stem}: a cell that {what} has no output saved (its last line: {last!r})")
+    return problems
+
+
 def static_check(site: Path, symbols: dict | None = None, cli_page: str = "11_cli", commands: dict | None = None,
                  only: set | None = None) -> dict:
     "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
     docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
     problems = (check_links(site, docs) + check_toc(docs) + check_api(docs, symbols) + check_images(site, docs) +
-                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else []))
+                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else [])
+                + check_outputs(only=only))
     return dict(pages=len(docs), problems=list(dict.fromkeys(problems)))
 
 
@@ -475,14 +546,58 @@ def _open(page, url):
     return resp
 
 
-_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width])"""
+_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width,
+                                  parseInt(e.getAttribute('width')) || null])"""
 _CUT_TOC = """() => [...document.querySelectorAll('nav.md-nav--secondary .md-ellipsis')]
     .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
 _WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
     .filter(e => !getComputedStyle(e).whiteSpace.startsWith('pre') || getComputedStyle(e).whiteSpace === 'pre-wrap').length"""
 
 
+FIGURE_PAGES = {"09_reproduction": 5}   # pages whose figures are their point: at least this many must load
+
+
+def _local(href: str, base: str) -> bool:
+    "Whether `href` (as the browser resolved it) is a page of the site at `base` (served or as files)."
+    return href.startswith(base)
+
+
+def _walk(page, base: str, problems: list, mode: str):
+    """What a reader does first: from the landing page, click every entry of the sidebar (each must open its page), then
+    type in the search box and click the first result (it must open a page of the site)."""
+    _open(page, base + "index.html")
+    entries = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
+                                        "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    clicked = 0
+    for text, href in entries:
+        if not href or href.startswith("#"): continue
+        _open(page, base + "index.html")
+        want = urljoin(base + "index.html", href).split("#")[0]
+        try:
+            page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first.click(timeout=10_000)
+            page.wait_for_load_state()
+            ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
+        except Exception: ok = False
+        if not ok: problems.append(f"browser ({mode}): the sidebar's {text!r} led to {page.url}, not to a page ({want})")
+        clicked += 1
+    if clicked == 0: problems.append(f"browser ({mode}): the sidebar has no links")
+    _open(page, base + "index.html")
+    try:
+        page.locator("label.md-search__icon, .md-search__input").first.click(timeout=10_000)
+        page.keyboard.type("box blur")
+        page.wait_for_selector(".md-search-result__item a", timeout=10_000)
+        page.locator(".md-search-result__item a").first.click(timeout=10_000)
+        page.wait_for_load_state()
+        if not _local(page.url, base) or page.locator("article h1").count() == 0:
+            problems.append(f"browser ({mode}): the first search result led to {page.url}, not to a page of the site")
+    except Exception as e:                                   # no result in time: the search box does not work
+        problems.append(f"browser ({mode}): searching for 'box blur' gave no result ({type(e).__name__})")
+    return clicked
+
+
 def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
+    """Every page served over HTTP (console, images, links, figures, equations, screenshots), then the reader's walk
+    (`_walk`) on the site served and opened as files (file://, as `make docs` says one may)."""
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in site_pages(site) if only is None or n in only]
@@ -498,7 +613,7 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             links, figures, equations = set(), 0, 0
             for name in names:
-                url = urljoin(base, "" if name == "index" else name + "/")
+                url = urljoin(base, name + ".html")
                 errors.clear()
                 resp = _open(page, url)
                 if not resp or resp.status != 200: problems.append(f"browser: {url}: status {resp and resp.status}")
@@ -506,13 +621,18 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
                     if urlparse(href).netloc == urlparse(base).netloc: links.add(href.split("#")[0])
                 images = page.eval_on_selector_all("article img", _IMAGES)
-                for k, (src, complete, w, h, shown) in enumerate(images):
+                loaded = 0
+                for k, (src, complete, w, h, shown, css) in enumerate(images):
                     if not complete or w == 0 or h == 0:
                         problems.append(f"images: {name}: image {k} did not load ({src[:60]!r})"); continue
-                    figures += 1
+                    loaded += 1
                     if src.startswith("data:"): data = _image_bytes(site, name, src)
                     else: data = f.read_bytes() if (f := site / unquote(urlparse(src).path).lstrip("/")).is_file() else None
-                    if data and (p := figure_problem(name, k, data, w, shown)): problems.append(p + " (in the browser)")
+                    if data and (p := figure_problem(name, k, data, w, shown, css)): problems.append(p + " (in the browser)")
+                figures += loaded
+                if loaded < FIGURE_PAGES.get(name, 0):
+                    problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "
+                                    f"{FIGURE_PAGES[name]}")
                 if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
                 if wrapped := page.evaluate(_WRAPPED): problems.append(f"browser: {name}: {wrapped} printed outputs wrap their lines")
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
@@ -528,11 +648,18 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
             if figures == 0 and only is None: problems.append("images: no figure rendered with a non-zero size")
             if equations == 0 and only is None: problems.append("browser: no equation was typeset (MathJax did not run)")
+            walked = {}
+            if only is None or "index" in only:
+                for mode, root in (("served", base), ("files", site.resolve().as_uri() + "/")):
+                    errors.clear()
+                    walked[mode] = _walk(page, root, problems, mode)
+                    real = [e for e in errors if "favicon" not in e]     # browsers do not load a file:// favicon
+                    if mode == "files" and real: problems.append(f"browser (files): console errors: {real[:3]}")
             browser.close()
     finally:
         server.shutdown()
     return dict(pages=len(names), links_checked=len(links), figures=figures, equations=equations, per_page=report,
-                problems=problems, screenshots=shots)
+                sidebar_clicks=walked, problems=problems, screenshots=shots)
 
 
 def check(site: Path, out: Path, browser: bool = True) -> dict:

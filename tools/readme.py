@@ -4,6 +4,7 @@ Markdown cells are copied, code cells become ```python blocks followed by their 
 cells marked `#| hide` are left out. `python tools/readme.py --check` exits 1 when README.md differs.
 """
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -22,7 +23,8 @@ def render(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
     parts = []
     for cell in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]:
         src = "".join(cell["source"]).strip()
-        if cell["cell_type"] == "markdown": parts.append(src.replace("](images/", "](nbs/images/"))   # paths from the root
+        if cell["cell_type"] == "markdown":                          # paths from the root: images and notebooks
+            parts.append(re.sub(r"\]\(([\w-]+\.ipynb)\)", r"](nbs/\1)", src.replace("](images/", "](nbs/images/")))
         elif cell["cell_type"] == "code":
             lines = [l for l in src.splitlines() if not l.startswith("#|")]
             if any(l.replace(" ", "").startswith("#|hide") for l in src.splitlines()) or not lines: continue

@@ -1,10 +1,15 @@
 """Execute a notebook in its own folder and save it with its outputs, so that the site shows what it printed and drew.
 
-    python tools/run_notebook.py nbs/09_reproduction.ipynb
+    python tools/run_notebook.py nbs/09_reproduction.ipynb            # every cell keeps its output
+    python tools/run_notebook.py --shown nbs/02_distances.ipynb       # only the cells that showed an output before
+    python tools/run_notebook.py --shown --no-slow nbs/08d_demo.ipynb  # `#| slow` cells left as they are, not run
 
 nbdev_test executes every notebook but keeps nothing; the reproduction's readings refer to tables and figures that
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
-`nbdev_clean`, which keeps outputs). Stops at the first cell that raises, writing nothing.
+`nbdev_clean`, which keeps outputs). The other notebooks keep the outputs of chosen cells only (their figures and key
+tables); `--shown` refreshes those, and
+the cells that print, display or draw (tools/docs_check.py's `shows`), and leaves every other cell without output. Stops at the first cell that raises,
+writing nothing.
 """
 import os
 import sys
@@ -13,10 +18,23 @@ from pathlib import Path
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
-if len(sys.argv) != 2: sys.exit(__doc__)
-path = Path(sys.argv[1]).resolve()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
+
+args = sys.argv[1:]
+shown_only, no_slow = "--shown" in args, "--no-slow" in args
+paths = [a for a in args if a not in ("--shown", "--no-slow")]
+if len(paths) != 1: sys.exit(__doc__)
+path = Path(paths[0]).resolve()
 os.chdir(path.parent)
 nb = read_nb(path)
-CaptureShell().run_all(nb, exc_stop=True)
+had = [bool(c.get("outputs")) or (c.cell_type == "code" and shows("".join(c.source)) is not None) for c in nb.cells]
+cells = nb.cells                                  # the slow cells keep what they had: they are not run
+nb.cells = [c for c in cells if not (no_slow and c.cell_type == "code" and c.source.lstrip().startswith("#| slow"))]
+CaptureShell().run_all(nb, exc_stop=True)         # outputs land on the cell objects themselves
+nb.cells = cells
+if shown_only:
+    for cell, keep in zip(nb.cells, had):
+        if cell.cell_type == "code" and not keep: cell["outputs"] = []
 write_nb(nb, path)
-print(f"executed and saved {path}")
+print(f"executed and saved {path}" + (" (outputs of the cells that had them)" if shown_only else ""))

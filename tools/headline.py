@@ -1,0 +1,90 @@
+"""The landing page's headline figure and table, drawn by the library from the committed databases.
+
+    python tools/headline.py            # writes nbs/images/headline.png and prints the table for nbs/index.ipynb
+
+The figure: what each loss perceives along one XYSquares factor (the MSE: every step equally far; the box blur:
+nearer positions look nearer), and what a beta-VAE learns with each (DCI disentanglement of every run of the
+reproduction's 2x2 control, results/mechanism_2x2_cpu.sqlite). The table: the same runs' medians, ranges and the
+planned comparisons. tests/test_tools.py checks that the index shows exactly the table this prints, so the landing
+page cannot drift from the databases.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DB = ROOT / "results" / "mechanism_2x2_cpu.sqlite"
+FIGURE = ROOT / "nbs" / "images" / "headline.png"
+METRICS = {"dci.disentanglement": "DCI disentanglement", "mig": "MIG"}
+ARMS = {"MSE": dict(loss="mse", beta=0.0001, scale=None),
+        "MSE x 3969 (the box blur's weight)": dict(loss="mse", beta=0.0001, scale=3969),
+        "box blur": dict(loss="box_blur", beta=0.0001)}
+
+
+def arm_rows(db: Path = DB) -> dict[str, list[dict]]:
+    "The runs of each arm of the headline (beta-VAE, 25 latents, beta 1e-4, 2,000 steps of 128)."
+    from disentlit.experiments import matching, results_frame
+    rows = results_frame(db)
+    return {name: matching(rows, settings) for name, settings in ARMS.items()}
+
+
+def table(db: Path = DB) -> str:
+    "The headline table as Markdown: per arm the median and range of each metric, then the box blur against each."
+    from disentlit.experiments import contrast, results_frame
+    arms, rows = arm_rows(db), results_frame(db)
+    n = {len(v) for v in arms.values()}
+    head = f"| $\\beta$-VAE on XYSquares, 2,000 steps of 128 ({'/'.join(map(str, sorted(n)))} seeds) | " + \
+        " | ".join(arms) + " |"
+    lines = [head, "|---" * (len(arms) + 1) + "|"]
+    for key, label in METRICS.items():
+        cells = []
+        for runs in arms.values():
+            v = sorted(r[key] for r in runs)
+            cells.append(f"{v[len(v) // 2]:.3f} ({v[0]:.3f}-{v[-1]:.3f})" if len(v) % 2 else
+                         f"{(v[len(v) // 2 - 1] + v[len(v) // 2]) / 2:.3f} ({v[0]:.3f}-{v[-1]:.3f})")
+        lines.append(f"| {label}: median (range) | " + " | ".join(cells) + " |")
+    lines += ["", "| the box blur against | " + " | ".join(METRICS.values()) + " |", "|---" * (len(METRICS) + 1) + "|"]
+    for ref in ("MSE", "MSE x 3969 (the box blur's weight)"):
+        cells = []
+        for key in METRICS:
+            e = contrast(rows, key, ARMS[ref], ARMS["box blur"])
+            cells.append(f"{e['difference']:+.3f} [{e['low']:+.3f}, {e['high']:+.3f}], exact p {e['p']:.3f}")
+        lines.append(f"| {ref} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def medians(db: Path = DB) -> dict:
+    "Metric -> arm -> the median of its runs, rounded as `disentlit.demo.REPRODUCTION` quotes them."
+    import numpy as np
+    keys = {"MSE": "mse", "MSE x 3969 (the box blur's weight)": "mse x 3969", "box blur": "box_blur"}
+    arms = arm_rows(db)
+    return {m: {keys[a]: round(float(np.median([r[m] for r in runs])), 3) for a, runs in arms.items()} for m in METRICS}
+
+
+def figure(path: Path = FIGURE, db: Path = DB):
+    "Draw the headline figure (6.4 inches wide, the demo's `plot_headline`) to `path`."
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from disentlit.data_files import get_dataset
+    from disentlit.demo import plot_headline
+    from disentlit.distances import traversal_distance_matrices
+    from disentlit.losses import get_loss
+    data = get_dataset("xysquares")
+    perceived = {loss: traversal_distance_matrices(data, n=64, distance=get_loss(loss).distance,
+                                                   factors=["x_R"])["x_R"]["pcv"] for loss in ("mse", "box_blur")}
+    labels = {"MSE": "MSE", "MSE x 3969 (the box blur's weight)": "MSE\nx 3969", "box blur": "box\nblur"}
+    fig = plot_headline({"MSE: every step\nlooks equally far": perceived["mse"],
+                         "box blur: nearer positions\nlook nearer": perceived["box_blur"]},
+                        {labels[a]: [r["dci.disentanglement"] for r in runs] for a, runs in arm_rows(db).items()},
+                        title="what a beta-VAE learns\n(5 seeds each)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    if "--table" not in sys.argv: print(f"wrote {figure()}", file=sys.stderr)
+    print(table())
