@@ -29,10 +29,11 @@ from tqdm.asyncio import tqdm as _log_tqdm
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'STATS_CONVENTIONS',
            'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile',
-           'as_rng', 'check_seed', 'check_lease', 'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path',
+           'check_seed', 'as_rng', 'check_lease', 'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path',
            'atomic_write', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
-           'progress_bar', 'FactorSpace', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites', 'to_float',
-           'channel_moments', 'DeviceData', 'small_text', 'plot_traversals', 'xysquares_one_at_a_time']
+           'progress_bar', 'FactorSpace', 'check_count', 'GroundTruthData', 'XYSquares', 'XYObject', 'Sprites',
+           'as_device', 'to_float', 'channel_moments', 'DeviceData', 'small_text', 'plot_traversals',
+           'xysquares_one_at_a_time']
 
 # %% ../nbs/01a_data.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -50,13 +51,6 @@ class ChecksumError(DisentlitError):
 class CorruptFile(DisentlitError):
     "A source or cache file is truncated or not in the expected format."
 
-# %% ../nbs/01a_data.ipynb #857de540
-def as_rng(
-    seed: int | np.random.Generator | None = None, # an integer, None (fresh entropy) or a Generator to use as it is
-) -> np.random.Generator:
-    "A numpy `Generator` from a seed, or `seed` itself when it already is one."
-    return np.random.default_rng(seed)
-
 # %% ../nbs/01a_data.ipynb #25a779f3
 MAX_SEED = 2 ** 63 - 1
 
@@ -68,6 +62,15 @@ def check_seed(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
         raise DisentlitError(f"{name} must be an integer in 0..2**63-1, got {seed!r}")
     return int(seed)
+
+# %% ../nbs/01a_data.ipynb #857de540
+def as_rng(
+    seed: int | np.random.Generator | None = None, # an integer, None (fresh entropy) or a Generator to use as it is
+) -> np.random.Generator:
+    "A numpy `Generator` from a seed (checked: `check_seed`), or `seed` itself when it already is one."
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed))
 
 # %% ../nbs/01a_data.ipynb #898903a6
 MIN_LEASE, DEFAULT_LEASE, MAX_LEASE = 60.0, 600.0, 30 * 86400.0    # seconds: a sweep's lease (`08_experiments`)
@@ -274,6 +277,8 @@ class FactorSpace:
     def __init__(self,
                  names: Sequence[str], # one name per factor, all different
                  sizes: Sequence[int]): # the number of values of each factor, >= 1
+        if isinstance(names, str) or isinstance(sizes, str) or not all(hasattr(v, "__len__") for v in (names, sizes)):
+            raise DisentlitError(f"names and sizes must be sequences, got {names!r} and {sizes!r}")
         names, sizes = tuple(str(n) for n in names), tuple(sizes)
         if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) for s in sizes):
             raise DisentlitError(f"factor sizes must be whole numbers (int) >= 1, got {sizes}")
@@ -360,6 +365,18 @@ def idx_to_pos(self: FactorSpace,
     "Positions of indices: (...) -> (..., F)."
     return self.check_idx(idx)[..., None] // self._strides % self._sizes
 
+# %% ../nbs/01a_data.ipynb #9c1288ce
+def check_count(
+    n, # the value given for a count
+    name: str = "n", # what to call it in the error message
+    bytes_each: int = 0, # memory each one takes, to refuse counts that cannot fit (`check_memory`)
+) -> int:
+    "A count: a whole number >= 0 whose items fit in memory; `DisentlitError` otherwise."
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise DisentlitError(f"{name} must be a whole number >= 0, got {n!r}")
+    check_memory(int(n) * bytes_each, f"{int(n):,} of them ({name})", "ask for fewer")
+    return int(n)
+
 # %% ../nbs/01a_data.ipynb #50e410a7
 @patch
 def sample_pos(self: FactorSpace,
@@ -367,7 +384,8 @@ def sample_pos(self: FactorSpace,
                seed=None, # an integer, None or a numpy Generator
               ) -> np.ndarray:
     "`n` positions drawn uniformly from the whole space: (n, F)."
-    return as_rng(seed).integers(0, self._sizes, size=(int(n), self.num_factors))
+    n = check_count(n, "n", 16 * self.num_factors)
+    return as_rng(seed).integers(0, self._sizes, size=(n, self.num_factors))
 
 # %% ../nbs/01a_data.ipynb #16b3c9ae
 @patch
@@ -376,7 +394,7 @@ def sample_idx(self: FactorSpace,
                seed=None, # an integer, None or a numpy Generator
               ) -> np.ndarray:
     "`n` indices drawn uniformly (with replacement) from the whole space."
-    return as_rng(seed).integers(0, len(self), size=int(n))
+    return as_rng(seed).integers(0, len(self), size=check_count(n, "n", 16))
 
 # %% ../nbs/01a_data.ipynb #704aba53
 @patch
@@ -399,6 +417,7 @@ def sample_traversals(self: FactorSpace,
                      ) -> np.ndarray:
     "`n` traversals along `factor` through random positions: (n, f_i, F)."
     i = self.factor_index(factor)
+    check_count(n, "n", 16 * self.sizes[i] * self.num_factors)
     out = np.repeat(self.sample_pos(n, seed)[:, None], self.sizes[i], axis=1)
     out[:, :, i] = np.arange(self.sizes[i])
     return out
@@ -415,7 +434,7 @@ def sample_pairs(self: FactorSpace,
                  seed=None, # an integer, None or a numpy Generator
                 ) -> tuple[np.ndarray, np.ndarray]:
     "`n` pairs of positions differing in exactly `k` factors; `k=None` draws k uniformly from 1..F per pair."
-    rng, varying = as_rng(seed), self._sizes > 1
+    n, rng, varying = check_count(n, "n", 48 * self.num_factors), as_rng(seed), self._sizes > 1
     k_max = int(varying.sum())
     if k_max == 0: raise DisentlitError("no factor has more than one value, so no two positions differ")
     if k is None: k = rng.integers(1, k_max + 1, size=int(n))
@@ -436,7 +455,7 @@ def sample_traversal_pairs(self: FactorSpace,
                            seed=None, # an integer, None or a numpy Generator
                           ) -> tuple[np.ndarray, np.ndarray]:
     "`n` pairs on one traversal: they differ (a != b) in one factor, `factor` or a random one per pair."
-    rng, varying = as_rng(seed), np.flatnonzero(self._sizes > 1)
+    n, rng, varying = check_count(n, "n", 32 * self.num_factors), as_rng(seed), np.flatnonzero(self._sizes > 1)
     if factor is None:
         if not len(varying): raise DisentlitError("no factor has more than one value")
         f = rng.choice(varying, size=int(n))
@@ -609,6 +628,15 @@ def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
     out[np.arange(len(idx))[:, None, None], rows[:, :, None], cols[:, None, :]] = inside.view(np.uint8) * np.uint8(255)
     return out[..., None]
 
+# %% ../nbs/01a_data.ipynb #a91c2907
+def as_device(
+    device=None, # a device or its name: 'cpu', 'cuda', 'cuda:1', 'mps'; None: the CPU
+) -> torch.device:
+    "A torch device from what a user gave; `DisentlitError` naming the accepted ones if it is none."
+    try: return torch.device("cpu" if device is None else device)
+    except (RuntimeError, TypeError, ValueError):
+        raise DisentlitError(f"unknown device {device!r}; accepted: cpu, cuda, cuda:N, mps") from None
+
 # %% ../nbs/01a_data.ipynb #563b5066
 def to_float(
     obs: np.ndarray, # uint8 observations (N, H, W, C)
@@ -618,7 +646,7 @@ def to_float(
 ) -> torch.Tensor:
     """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0)
     are given."""
-    u8 = torch.from_numpy(obs).to(device).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
+    u8 = torch.from_numpy(obs).to(as_device(device)).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
     x = torch.empty(u8.shape, dtype=torch.float32, device=u8.device).copy_(u8)
     if mean is None: return x.mul_(1 / 255)
     per_channel = lambda v: torch.as_tensor(v, dtype=torch.float32, device=x.device).reshape(-1, 1, 1)
@@ -730,7 +758,7 @@ def batch(self: GroundTruthData,
           device=None, # where the tensor goes
          ) -> torch.Tensor:
     "Float tensor (N, C, H, W) of the observations at `idx`: in [0, 1], or standardised per channel."
-    idx = self.check_idx(np.atleast_1d(idx)).reshape(-1)
+    idx, device = self.check_idx(np.atleast_1d(idx)).reshape(-1), as_device(device)
     if not standardise: return self._float_obs(idx, device)
     mean, std = self.channel_stats()
     return self._float_obs(idx, device, mean, np.where(std > 0, std, 1.0))   # a constant channel is only centred
@@ -779,7 +807,7 @@ class DeviceData:
                  data: GroundTruthData, # the dataset
                  device=None, # the training device (default: the CPU)
                  max_bytes: int = 16 << 30): # the most a copy of the observations may take on the device
-        self.data, self.device = data, torch.device(device or "cpu")
+        self.data, self.device = data, as_device(device)
         self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes, data.obs_shape,
                                                                    data.name)
         self._sizes = torch.as_tensor(data._sizes, device=self.device)

@@ -154,6 +154,7 @@ def _read_yaml(text: str, path: Path):
 def load_spec(path: str | Path,     # a .yaml, .yml or .json file
               ) -> dict:
     "A sweep spec from a .yaml/.yml or .json file."
+    if not isinstance(path, (str, Path)): raise DisentlitError(f"a spec's path must be text, got {path!r}")
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no sweep spec at {path}")
     if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
@@ -307,8 +308,8 @@ def add_runs(self: ResultsDB, sweep: str, configs: Iterable[RunConfig]) -> int:
 @patch
 def counts(self: ResultsDB, sweep: str | None = None) -> dict:
     "How many runs are in each state."
-    q = "SELECT status, COUNT(*) FROM runs" + (" WHERE sweep=?" if sweep else "") + " GROUP BY status"
-    got = dict(self.con.execute(q, (sweep,) if sweep else ()).fetchall())
+    q = "SELECT status, COUNT(*) FROM runs" + (" WHERE sweep=?" if sweep is not None else "") + " GROUP BY status"
+    got = dict(self.con.execute(q, (sweep,) if sweep is not None else ()).fetchall())
     return {s: got.get(s, 0) for s in STATUSES}
 
 # %% ../nbs/08_experiments.ipynb #150eebbf
@@ -345,9 +346,9 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
     A run whose configuration is damaged (not a `RunConfig`'s JSON) is marked failed with the reason, and skipped."""
     while True:
         with self._tx():
-            q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep else "")
+            q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep is not None else "")
                  + " ORDER BY created, rowid LIMIT 1")
-            row = self.con.execute(q, (sweep,) if sweep else ()).fetchone()
+            row = self.con.execute(q, (sweep,) if sweep is not None else ()).fetchone()
             if row is None: return None
             self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
                              "attempts=attempts+1 WHERE id=?", (host or socket.gethostname(),
@@ -422,12 +423,13 @@ def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
 
 # %% ../nbs/08_experiments.ipynb #6244b57d
 @patch
-def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None) -> list[dict]:
+def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
+         damaged: list | None = None) -> list[dict]:
     """Every run (optionally of one status or sweep) as a dictionary with its configuration and results decoded; a run
-    whose JSON columns are damaged (`_row_problem`) is left out with a warning."""
+    whose JSON columns are damaged (`_row_problem`) is left out, with a warning (or its reason added to `damaged`)."""
     q, args = "SELECT * FROM runs WHERE 1=1", []
-    if status: q += " AND status=?"; args.append(status)
-    if sweep: q += " AND sweep=?"; args.append(sweep)
+    if status is not None: q += " AND status=?"; args.append(status)
+    if sweep is not None: q += " AND sweep=?"; args.append(sweep)
     cur = self.con.execute(q + " ORDER BY created, rowid", args)
     cols = [c[0] for c in cur.description]
     out = []
@@ -436,7 +438,11 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None) -
         try:
             for k in ("config", "metrics", "result"): r[k] = _json_object(r[k], k)
             _row_problem(r)
-        except DisentlitError as e: warnings.warn(f"{self.path}: run {r['id']} left out: {e}"); continue
+        except DisentlitError as e:
+            why = f"{self.path}: run {r['id']} left out: {e}"
+            if damaged is None: warnings.warn(why)
+            else: damaged.append(why)
+            continue
         out.append(r)
     return out
 
@@ -700,6 +706,8 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     _check_engine_options(engine, lease, engine_options)
+    if not isinstance(spec, (dict, str, Path)):
+        raise DisentlitError(f"spec must be a mapping or the path of a spec file, got {type(spec).__name__}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
@@ -799,9 +807,12 @@ def results_frame(db_path: str | Path,        # a results database
     """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
     active latents and whether the run collapsed, how many channels (XYSquares: squares) it draws of how many, whether
     it is partly collapsed (draws fewer than all), the DCI mode."""
-    db = ResultsDB(db_path, create=False)
-    try: rows = db.runs(status="done", sweep=sweep)
+    db, damaged = ResultsDB(db_path, create=False), []
+    try: rows = db.runs(status="done", sweep=sweep, damaged=damaged)
     finally: db.close()
+    if damaged and not rows:
+        raise DisentlitError(f"every finished run is damaged ({len(damaged)}); the first: {damaged[0]}")
+    for why in damaged: warnings.warn(why)
     out = []
     for r in rows:
         config, res = _flat(r["config"]), r["result"]
@@ -923,8 +934,11 @@ def effect(a, b,  # the scores of groups a and b
 # %% ../nbs/08_experiments.ipynb #6ba23f6d
 def holm(p) -> np.ndarray:
     "Holm's step-down adjusted p-values of the tests `p` (in their order); nan stays nan and does not count."
-    p = np.asarray(p, dtype=float)
+    try: p = np.asarray(p, dtype=float)
+    except (TypeError, ValueError): raise DisentlitError(f"p-values must be numbers, got {str(p)[:80]}") from None
     out, ok = np.full(p.shape, np.nan), ~np.isnan(p)
+    if p.ndim != 1 or ((p[ok] < 0) | (p[ok] > 1)).any():
+        raise DisentlitError(f"p-values must be a list of numbers in [0, 1] (nan: no test), got {str(p.tolist())[:80]}")
     q = p[ok]
     order = np.argsort(q, kind="stable")
     adjusted = np.minimum(1, np.maximum.accumulate((len(q) - np.arange(len(q))) * q[order]))
@@ -1222,9 +1236,11 @@ def figures(db_path: str | Path,                      # a results database
     comparison to `effects.csv` and `effects.json` and the runs to `results.csv`; returns the files written."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    if runs_root is not None and not Path(runs_root).is_dir():
+        raise DisentlitError(f"--runs {runs_root}: no such folder (where the run directories are)")
     rows = results_frame(db_path, sweep)
     if not rows:
-        of = f" of sweep {sweep!r}" if sweep else ""
+        of = f" of sweep {sweep!r}" if sweep is not None else ""
         raise DisentlitError(f"{db_path} holds no finished run{of}: nothing to draw")
     out_dir = writable_dir(out_dir, "figures folder")
     written, effects = [], []

@@ -17,7 +17,7 @@ import torch
 from fastcore.meta import delegates
 from threadpoolctl import threadpool_limits
 
-from .data import DisentlitError, GroundTruthData, as_rng, progress_bar
+from .data import DisentlitError, GroundTruthData, as_rng, check_seed, progress_bar
 from .models import kl_normal, kl_normal_pair
 from .training import RunConfig, load_run
 
@@ -750,7 +750,7 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     "An independent stream per metric: the same (seed, metric) always draws the same sample."
     if isinstance(seed, np.random.Generator): seed = int(seed.integers(2 ** 63))
     if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
-    return np.random.default_rng([int(seed), METRIC_NAMES.index(metric)])
+    return np.random.default_rng([check_seed(seed), METRIC_NAMES.index(metric)])
 
 def evaluate(
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)

@@ -24,8 +24,8 @@ from typing import Callable, ClassVar
 import numpy as np
 import torch
 
-from .data import (DeviceData, DisentlitError, GroundTruthData, atomic_write, check_seed, os_problem,
-                            progress_bar, setting, writing)
+from .data import (DeviceData, DisentlitError, GroundTruthData, as_device, atomic_write, check_seed,
+                            os_problem, progress_bar, setting, writing)
 from .data_files import get_dataset
 from .models import AE, framework_for, native_bf16
 from .losses import get_loss
@@ -80,6 +80,7 @@ class RunConfig:
     def from_dict(cls, d: dict) -> RunConfig:
         "A configuration from a dictionary, checked; an unknown key or a value of the wrong type is refused by name."
         known = [f.name for f in dataclasses.fields(cls)]
+        if not isinstance(d, dict): raise DisentlitError(f"a run configuration is a mapping of settings, got {d!r}")
         if unknown := sorted(set(d) - set(known)):
             raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
         d = dict(d)
@@ -160,9 +161,7 @@ def resolve_device(device=None) -> torch.device:
     """A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if unknown or absent
     here."""
     if device is None: return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try: device = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise DisentlitError(f"unknown device {device!r}; accepted: cpu, cuda, cuda:N, mps") from None
+    device = as_device(device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
     if device.type == "mps" and not torch.backends.mps.is_available():
@@ -571,6 +570,7 @@ def fit(framework: AE,                      # a framework (`get_framework`)
 def build_run(config: RunConfig,     # the run
               ) -> tuple[AE, GroundTruthData]:
     "The fresh framework and the dataset of run `config`, every setting checked: nothing trained, nothing written."
+    if not isinstance(config, RunConfig): raise DisentlitError(f"a run is a RunConfig, got {config!r}")
     config.check()
     data = get_dataset(config.dataset, **config.dataset_params)
     given = dict(latents=config.latents, model=config.model, width=config.width)

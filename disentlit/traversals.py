@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .data import DisentlitError, GroundTruthData, as_rng
+from .data import DisentlitError, GroundTruthData, as_rng, atomic_write
 from .metrics import latent_kl
 from .models import AE
 from .training import load_run
@@ -156,7 +156,8 @@ def traversal_gif(
         frame = Image.fromarray(tile[..., 0] if tile.shape[-1] == 1 else tile)
         frames.append(frame.resize((frame.width * scale, frame.height * scale), Image.NEAREST))
     path = Path(path)
-    frames[0].save(path, save_all=True, append_images=frames[1:], duration=ms_per_frame, loop=0)
+    atomic_write(path, lambda p: frames[0].save(p, format="GIF", save_all=True, append_images=frames[1:],
+                                                duration=ms_per_frame, loop=0), "GIF")     # whole, or not at all
     return path
 
 # %% ../nbs/07_traversals.ipynb #eec31d61

@@ -52,6 +52,10 @@ def world(tmp_path_factory):
     config.write_text(config.read_text().replace('"steps": 2', '"steps": 9'))
     with contextlib.closing(sqlite3.connect(w / "foreign.sqlite")) as con:   # a runs table of another program
         con.executescript("CREATE TABLE meta (key, value); CREATE TABLE runs (id, name, score);")
+    (w / "described.json").write_text(json.dumps(dict(spec, name="described", description=5)))
+    (w / "damaged.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
+    with contextlib.closing(sqlite3.connect(w / "damaged.sqlite")) as con:   # garbage in a JSON column
+        con.execute("UPDATE runs SET metrics='{\"mig\": [1'"); con.commit()
     (w / "oddversion.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
     with contextlib.closing(sqlite3.connect(w / "oddversion.sqlite")) as con:
         con.execute("UPDATE meta SET value='two' WHERE key='schema_version'"); con.commit()
@@ -126,6 +130,8 @@ CASES = [
     C("datasets", "--prepare", "dsprites", "--source", "{w}/binary.yaml", says="dsprites"),
     C("datasets", "--set", "grid_spacing=4", says="--set goes with --stats"),
     C("datasets", "--source", "/x", says="--source and --force go with --prepare NAME"),
+    C("datasets", "--stats", "", says="unknown dataset ''"),
+    C("datasets", "--stats", "xysquares", "--set", "square_size=true", says="square_size must be an integer >= 1, got True"),
     C("datasets", "--force", says="--source and --force go with --prepare NAME"),
     C("datasets", "--prepare", "dsprites", "--stats", "sprites", says="--prepare goes alone"),
     C("datasets", "--stats", "xysquares", "--set", "image_size=100000", says="would take about 7.7 TB of memory"),
@@ -232,9 +238,14 @@ CASES = [
     C("sweep", "{w}/tiny.json", "--db", "{w}/oddversion.sqlite", "--resume", says="(schema version 'two')"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--workers", "2", says="--workers goes with --engine local"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--gpus", "1", says="--gpus goes with --engine ray, not --engine local"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", "1e308", says="(at most 2.592e+06)"),
+    C("sweep", "{w}/described.json", "--db", "{w}/y.sqlite", says="spec key 'description' must be text"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--device", "tpu", says="accepted: cpu, cuda"),
     # figures
     C("figures", "--db", "{w}/nowhere.sqlite", "--out", "{w}/figs", says="no results database"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--sweep", "", says="holds no finished run of sweep ''"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--runs", "{w}/nowhere", says="--runs {w}/nowhere: no such folder"),
+    C("figures", "--db", "{w}/damaged.sqlite", "--out", "{w}/figs", says="every finished run is damaged (1)"),
     C("figures", "--db", "{w}/notes.sqlite", "--out", "{w}/figs", says="not a disentlit results database"),
     C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/blocker", says="{w}/blocker"),
     C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/blocker/figs", says="{w}/blocker"),
@@ -243,6 +254,9 @@ CASES = [
     C("figures", "--db", "{w}/foreign.sqlite", "--out", "{w}/figs", says="its runs table lacks the columns"),
     C("figures", "--db", "{w}/oddversion.sqlite", "--out", "{w}/figs", says="not a disentlit results database (schema version"),
     C("figures", "--db", "{w}/nowhere.sqlite", "--out", "{w}/figs", says="no results database"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--sweep", "", says="holds no finished run of sweep ''"),
+    C("figures", "--db", "{w}/tiny.sqlite", "--out", "{w}/figs", "--runs", "{w}/nowhere", says="--runs {w}/nowhere: no such folder"),
+    C("figures", "--db", "{w}/damaged.sqlite", "--out", "{w}/figs", says="every finished run is damaged (1)"),
     # bench
     C("bench", "data", "--batch-size", "0", says=">= 1"), C("bench", "data", "--repeats", "0", says=">= 1"),
     C("bench", "train", "--batch-size", "100000", says="batch size must be an integer in 1..4096"),
@@ -256,6 +270,9 @@ CASES = [
     C("bench", "data", "--batch-size", "100000000", says="would take about 4.9 TB"),
     C("bench", "metrics", "--batch-size", "100000000", says="batch size must be an integer in 1..65536 for bench metrics"),
     C("bench", "data", "--pairs", "5", says="--pairs goes with bench distances, not bench data"),
+    C("bench", "train", "--precision", "", says="a comma-separated list such as fp32,bf16"),
+    C("bench", "train", "--precision", "fp32,,bf16", says="a comma-separated list such as fp32,bf16"),
+    C("bench", "data", "--repeats", "100000000", says="repeats must be an integer in 1..1,000 for a benchmark"),
     C("bench", "distances", "--framework", "wae", says="--framework goes with bench train"),
     C("bench", "loss", "--steps", "3", says="--steps goes with bench train"),
     C("bench", "distances", "--repeats", "3", says="--repeats goes with bench data or train or loss or metrics"),
@@ -307,3 +324,45 @@ def test_database_errors_say_what_happened(world, tmp_path):
     with pytest.raises(DisentlitError, match="the database is read-only") as e: db.add_runs("tiny", [RunConfig(seed=9)])
     assert "not a disentlit results database" not in str(e.value)
     with pytest.raises(DisentlitError, match="cannot open or create the database file"): ResultsDB(world / "blocker" / "x.sqlite")
+
+
+def _api_cases():
+    "The issue's API examples, and others of their kind: each a DisentlitError that says what is accepted."
+    import numpy as np
+    from disentlit.data import FactorSpace, XYObject, XYSquares, as_rng
+    from disentlit.experiments import holm, mann_whitney, median_difference, rank_trend, run_sweep
+    from disentlit.training import RunConfig, resolve_device
+    fs, nan = FactorSpace(["a", "b"], [2, 3]), float("nan")
+    spec = dict(name="api", base=dict(dataset="xyobject", steps=1))
+    return [
+        ("negative count", lambda: fs.sample_pos(-1), "n must be a whole number >= 0"),
+        ("fractional count", lambda: fs.sample_idx(2.5), "n must be a whole number >= 0"),
+        ("a count that cannot fit", lambda: fs.sample_idx(10 ** 13), "of memory"),
+        ("negative pairs", lambda: fs.sample_pairs(-1), "n must be a whole number >= 0"),
+        ("negative seed", lambda: fs.sample_pos(3, seed=-1), "seed must be an integer in 0..2**63-1"),
+        ("text seed", lambda: as_rng("x"), "seed must be an integer in 0..2**63-1"),
+        ("non-integer factor size", lambda: FactorSpace(["a"], [2.7]), "factor sizes must be whole numbers"),
+        ("NaN factor size", lambda: FactorSpace(["a"], [nan]), "factor sizes must be whole numbers"),
+        ("unknown device", lambda: resolve_device("tpu"), "accepted: cpu, cuda, cuda:N, mps"),
+        ("unknown batch device", lambda: XYObject().batch([0], device="tpu"), "accepted: cpu, cuda, cuda:N, mps"),
+        ("from_dict(None)", lambda: RunConfig.from_dict(None), "a mapping of settings"),
+        ("from_dict([])", lambda: RunConfig.from_dict([]), "a mapping of settings"),
+        ("max_runs '2'", lambda: run_sweep(spec, "/nonexistent/x.sqlite", max_runs="2"), "max_runs must be an integer >= 1"),
+        ("max_runs -1", lambda: run_sweep(spec, "/nonexistent/x.sqlite", max_runs=-1), "max_runs must be an integer >= 1"),
+        ("spec None", lambda: run_sweep(None, "/nonexistent/x.sqlite"), "spec must be a mapping or the path"),
+        ("n_boot 0", lambda: median_difference([0.1, 0.2], [0.3], n_boot=0), "n_boot must be an integer in 1..10,000,000"),
+        ("NaN score", lambda: median_difference([0.1, nan], [0.3]), "must be a list of finite numbers"),
+        ("NaN score in a test", lambda: mann_whitney([0.1], [nan]), "must be a list of finite numbers"),
+        ("infinite score in a trend", lambda: rank_trend([1, 2], [0.1, np.inf]), "must be a list of finite numbers"),
+        ("p-value out of range", lambda: holm([1.5]), "p-values must be a list of numbers in [0, 1]"),
+        ("image too large", lambda: XYSquares(image_size=100_000), "would take about 7.7 TB of memory"),
+        ("True as a size", lambda: XYSquares(square_size=True), "square_size must be an integer >= 1, got True"),
+    ]
+
+
+@pytest.mark.parametrize("i", range(len(_api_cases())), ids=[name for name, _, _ in _api_cases()])
+def test_bad_api_input(i):
+    from disentlit.data import DisentlitError
+    name, call, says = _api_cases()[i]
+    with pytest.raises(DisentlitError, match=None) as e: call()
+    assert says in str(e.value), (name, str(e.value))
