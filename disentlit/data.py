@@ -659,6 +659,7 @@ def channel_moments(
     progress: bool = False, # show a progress bar
 ) -> dict:
     "One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std, values in [0, 1]."
+    if check_count(chunk, "chunk") < 1: raise DisentlitError(f"chunk must be >= 1, got {chunk}")
     H, W, C = data.obs_shape
     n = H * W
     chunk = max(1, min(chunk, (256 << 20) // (8 * n * C)))        # at most 256 MB of float64 at a time
