@@ -31,6 +31,7 @@ def arm_rows(db: Path = DB) -> dict[str, list[dict]]:
 
 def table(db: Path = DB) -> str:
     "The headline table as Markdown: per arm the median and range of each metric, then the box blur against each."
+    import numpy as np
     from disentlit.experiments import contrast, results_frame
     arms, rows = arm_rows(db), results_frame(db)
     n = {len(v) for v in arms.values()}
@@ -40,9 +41,8 @@ def table(db: Path = DB) -> str:
     for key, label in METRICS.items():
         cells = []
         for runs in arms.values():
-            v = sorted(r[key] for r in runs)
-            cells.append(f"{v[len(v) // 2]:.3f} ({v[0]:.3f}-{v[-1]:.3f})" if len(v) % 2 else
-                         f"{(v[len(v) // 2 - 1] + v[len(v) // 2]) / 2:.3f} ({v[0]:.3f}-{v[-1]:.3f})")
+            v = [r[key] for r in runs]
+            cells.append(f"{np.median(v):.3f} ({min(v):.3f}-{max(v):.3f})")
         lines.append(f"| {label}: median (range) | " + " | ".join(cells) + " |")
     lines += ["", "| the box blur against | " + " | ".join(METRICS.values()) + " |", "|---" * (len(METRICS) + 1) + "|"]
     for ref in ("MSE", "MSE x 3969 (the box blur's weight)"):
