@@ -6,6 +6,9 @@
 # directories, see tools/snapshot_science.py), makes the clone's own virtual environment, and starts
 # tools/science_sweeps.sh there under nohup (log: PINNED_DIR/science.log). At the end of a session:
 #   .venv/bin/python tools/snapshot_science.py PINNED_DIR   # then commit results/
+# Issue 28's pre-registered sweep runs the same way from its own clone, pinned at the commit of its protocol:
+#   PIN=f0d2eb7 SWEEPS=predict_cpu WORKERS=1 tools/pin_science.sh ../pinned_predict
+#   .venv/bin/python tools/snapshot_science.py ../pinned_predict --sweep predict_cpu --carry none
 set -euo pipefail
 PIN=${PIN:-1c69d78}                      # the commit that added specs/mechanism_2x2_cpu.yaml and its siblings
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,7 +19,8 @@ if [ ! -d "$pinned/.git" ]; then
 fi
 [ "$(git -C "$pinned" rev-parse --short=7 HEAD)" = "${PIN:0:7}" ] || { echo "$pinned is not at $PIN" >&2; exit 2; }
 cp "$here/tools/science_sweeps.sh" "$pinned/tools/"
-for name in mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu; do
+export SWEEPS=${SWEEPS:-mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu}
+for name in $SWEEPS; do
   [ -f "$here/results/$name.sqlite" ] && [ ! -f "$pinned/results/$name.sqlite" ] && cp "$here/results/$name.sqlite" "$pinned/results/"
 done
 if [ -d "$here/results/paper_length_cpu_runs" ]; then
