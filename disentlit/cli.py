@@ -12,8 +12,9 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Callable, Sequence
+
+from .core import DisentlitError, sigterm_as_interrupt, Terminated, _strict
 
 # %% auto #0
 __all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
@@ -30,7 +31,6 @@ class _Parser(argparse.ArgumentParser):
 # %% ../nbs/11_cli.ipynb #60d6cbb6
 def _fail(message: str):
     "Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like the package's."
-    from disentlit.data import DisentlitError            # here, not above: `disentlit --help` never loads torch
     raise DisentlitError(message)
 
 # %% ../nbs/11_cli.ipynb #d7da6027
@@ -75,7 +75,6 @@ def _one_line_warnings():
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
-    from disentlit.training import _strict                # here, not above: `disentlit --help` never loads torch
     _print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
@@ -133,7 +132,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 # %% ../nbs/11_cli.ipynb #a7c3e5d1
 def _positive(args):
     "Counts and seeds given as flags, checked before a command does anything."
-    from disentlit.data import check_seed
+    from disentlit.core import check_seed
     from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
     for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents", "checkpoint_every"):
         v = getattr(args, key, None)
@@ -150,7 +149,6 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
-    from disentlit.data import DisentlitError, Terminated, sigterm_as_interrupt   # torch loads once a command runs
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
@@ -169,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_datasets(args) -> int:
     """`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a
     file-backed one (`--prepare`)."""
-    from disentlit.data_files import get_dataset, list_datasets, prepare
-    from disentlit.experiments import datasets_table, text_table
+    from disentlit.catalog import get_dataset, list_datasets, prepare
+    from disentlit.catalog import datasets_table
+    from disentlit.core import text_table
     if (args.source or args.force) and args.prepare is None: _fail("--source and --force go with --prepare NAME")
     if args.prepare is not None and (args.stats is not None or args.set):
         _fail("--prepare goes alone: --stats and --set are another call")
@@ -209,8 +208,8 @@ def _add_datasets(d):
 # %% ../nbs/11_cli.ipynb #4a11c19e
 def cmd_train(args) -> int:
     "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
-    from disentlit.models import check_own_params
-    from disentlit.metrics import metric_plan, scorer
+    from disentlit.family import check_own_params
+    from disentlit.evaluation import metric_plan, scorer
     from disentlit.training import RunConfig, train
     params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
@@ -252,7 +251,7 @@ def cmd_train(args) -> int:
 def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
-    from disentlit.models import FRAMEWORKS
+    from disentlit.family import FRAMEWORKS
     from disentlit.training import MAX_BATCH_SIZE, PRECISION_CHOICES, RunConfig
     d = RunConfig()
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
@@ -298,7 +297,7 @@ BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats"
 # %% ../nbs/11_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:
     "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed alongside."
-    from disentlit.bench import run_bench
+    from disentlit.bench_metrics import run_bench
     for flag, whats in BENCH_FLAGS.items():                    # a flag of another benchmark is refused, not ignored
         if getattr(args, flag[2:].replace("-", "_")) not in (None, False, []) and args.what not in whats:
             _fail(f"{flag} goes with bench {' or '.join(whats)}, not bench {args.what}")
@@ -313,7 +312,7 @@ def cmd_bench(args) -> int:
 # %% ../nbs/11_cli.ipynb #7ffd45dd
 @command("bench", "measure speed against a baseline timed in the same run", cmd_bench)
 def _add_bench(b):
-    from disentlit.bench import BENCHMARKS, REFERENCE_MODES
+    from disentlit.bench_metrics import BENCHMARKS, REFERENCE_MODES
     b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
     b.add_argument("--batch-size", type=int, default=None,
                    help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
@@ -356,8 +355,8 @@ def _metric_rows(result: dict) -> list[list[str]]:
 # %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
     "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
-    from disentlit.experiments import text_table
-    from disentlit.metrics import evaluate_run
+    from disentlit.core import text_table
+    from disentlit.evaluation import evaluate_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     out = evaluate_run(args.run_dir, metrics=metrics, seed=args.seed, batch_size=args.batch_size,
                        progress=not args.quiet, fast=not args.exact, allow_unfinished=args.allow_unfinished)
@@ -388,9 +387,9 @@ def _add_evaluate(e):
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:
     "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
-    from disentlit.data_files import get_dataset
+    from disentlit.catalog import get_dataset
     from disentlit.distances import dataset_report
-    from disentlit.experiments import text_table
+    from disentlit.core import text_table
     from disentlit.losses import get_loss
     data = get_dataset(args.dataset, **parse_params(args.set))
     r = dataset_report(data, get_loss(args.loss).distance, args.pairs, seed=args.seed, progress=not args.quiet)
@@ -418,9 +417,9 @@ def _add_distances(t):
 # %% ../nbs/11_cli.ipynb #16494255
 def cmd_predict(args) -> int:
     "`disentlit predict`: the order score of a dataset under a reconstruction loss, per factor and overall."
-    from disentlit.data_files import get_dataset
+    from disentlit.catalog import get_dataset
     from disentlit.distances import mse, predict_score
-    from disentlit.experiments import text_table
+    from disentlit.core import text_table
     from disentlit.losses import get_loss
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss, **parse_params(args.loss_param, "--loss-param"))
@@ -455,7 +454,7 @@ def _add_predict(t):
 # %% ../nbs/11_cli.ipynb #29c23f95
 def cmd_sweep(args) -> int:
     "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed."
-    from disentlit.experiments import run_sweep
+    from disentlit.sweeps import run_sweep
     local = {"--workers": ("workers", args.workers), "--device": ("device", args.device)}
     ray = {"--cpus": ("num_cpus", args.cpus), "--gpus": ("num_gpus", args.gpus)}
     mine, other = (ray, local) if args.engine == "ray" else (local, ray)
@@ -491,7 +490,7 @@ def _add_sweep(w):
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:
     "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
-    from disentlit.experiments import figures
+    from disentlit.analysis import figures
     *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
     _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
           "\n".join(("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in [*paths, table]))

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from concurrent.futures import ThreadPoolExecutor
 
-from .data import DisentlitError, FactorSpace, GroundTruthData, XYSquares, as_rng, progress_bar
+from .core import as_rng, DisentlitError, progress_bar
+from .factors import FactorSpace
+from .data import GroundTruthData, XYSquares
 
 # %% auto #0
 __all__ = ['Distance', 'MAX_PAIRS', 'ZERO_DISTANCE', 'MAX_TRAVERSALS', 'mse', 'd_gt', 'sse_u8', 'd_pcv', 'pairwise_by_pair',

@@ -11,7 +11,7 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from .data import DisentlitError
+from .core import DisentlitError
 from .distances import mse, pairwise, pairwise_by_pair
 
 # %% auto #0

@@ -24,17 +24,18 @@ from typing import Callable, ClassVar
 import numpy as np
 import torch
 
-from .data import (DeviceData, DisentlitError, GroundTruthData, as_device, atomic_write, check_seed,
-                            os_problem, progress_bar, setting, writing)
-from .data_files import get_dataset
-from .models import AE, framework_for, native_bf16
+from .core import (atomic_write, check_seed, DisentlitError, os_problem, progress_bar, setting, writable_dir,
+                            writing, _finite_json, _strict)
+from .data import as_device, DeviceData, GroundTruthData
+from .catalog import get_dataset
+from .models import AE, native_bf16
+from .family import framework_for
 from .losses import get_loss
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'PRECISION_CHOICES', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device',
-           'writable_dir', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning',
-           'resolve_precision', 'warn_slow_bf16', 'read_log', 'read_curve', 'fit', 'build_run', 'train', 'read_config',
-           'load_run']
+           'run_lock', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning', 'resolve_precision',
+           'warn_slow_bf16', 'read_log', 'read_curve', 'fit', 'build_run', 'train', 'read_config', 'load_run']
 
 # %% ../nbs/05_training.ipynb #a15dfbb0
 PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
@@ -168,18 +169,6 @@ def resolve_device(device=None) -> torch.device:
         raise DisentlitError("device 'mps': not available here; use cpu")
     return device
 
-# %% ../nbs/05_training.ipynb #5d4cf3c3
-def writable_dir(path: str | Path,          # the folder
-                 what: str = "folder",      # how an error names it: 'run directory', '--out', ...
-                 ) -> Path:
-    "The folder `path`, created if needed; `DisentlitError` naming it if it cannot be created or written."
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e: raise os_problem(path, e, what) from None
-    return path
-
 # %% ../nbs/05_training.ipynb #26145fa3
 def _try_lock(f) -> bool:
     "Take an exclusive lock on the open file `f` without waiting: whether it was free."
@@ -212,20 +201,6 @@ def run_lock(run_dir: Path,     # a run directory (it exists)
         finally:
             with contextlib.suppress(OSError): path.unlink()  # removed while held: nobody can take a stale file
     finally: f.close()                                         # closing the file releases the lock
-
-# %% ../nbs/05_training.ipynb #dbfe2d65
-def _finite_json(v):
-    "Floats as strict JSON allows: a non-finite value becomes null."
-    return v if not isinstance(v, float) or math.isfinite(v) else None
-
-# %% ../nbs/05_training.ipynb #b967b117
-def _strict(o):
-    "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
-    if isinstance(o, dict): return {str(k): _strict(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_strict(v) for v in o]
-    if hasattr(o, "tolist"): return _strict(o.tolist())
-    if isinstance(o, float) and not math.isfinite(o): return None
-    return o if isinstance(o, (str, int, float, bool, type(None))) else str(o)
 
 # %% ../nbs/05_training.ipynb #f43d48d0
 def _rng_state(rng):

@@ -7,20 +7,21 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .data import DisentlitError, GroundTruthData, as_rng, atomic_write
-from .metrics import latent_kl
-from .models import AE
+from .core import as_rng, atomic_write, DisentlitError
+from .data import GroundTruthData
+from .models import AE, kl_normal_pair
 from .training import load_run
+from .evaluation import latent_kl
 
 # %% auto #0
-__all__ = ['to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'plot_reconstructions', 'traversal_gif',
-           'DatasetExplorer', 'RunExplorer']
+__all__ = ['LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'plot_reconstructions',
+           'traversal_gif', 'DatasetExplorer', 'RunExplorer', 'learned_distance_matrices']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
 def to_images(
@@ -243,3 +244,56 @@ def load(self: RunExplorer,
     self.sliders_box.children = self.sliders
     self._loading = False
     self.update()
+
+# %% ../nbs/07_traversals.ipynb #892def6c
+LEVELS = ("gt", "pcv", "l2", "kl", "recon")
+LEVEL_LABELS = ("ground truth", "perceived (data)", "L2 of latent means", "KL of posteriors", "perceived (recons)")
+
+def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
+    "KL(q_u || q_v) between every two diagonal Gaussians of each traversal: (B, f, D) -> (B, f, f)."
+    return kl_normal_pair(mu[:, :, None], logvar[:, :, None], mu[:, None], logvar[:, None]).sum(-1)
+
+def learned_distance_matrices(
+    model: torch.nn.Module, # a trained framework: `encoder` (-> mean, log-variance) and `decode`
+    data: GroundTruthData, # the dataset
+    n: int = 64, # traversals per factor
+    distance: Callable | None = None, # the perceived distance (default: the model's reconstruction loss's)
+    seed=0, # the seed of the traversals
+    factors: Sequence | None = None, # the factors (default: all)
+    batch_size: int = 1024, # observations per call of the encoder
+) -> dict:
+    """Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f,
+    f)}}; `distance` defaults to the model's reconstruction loss's."""
+    from disentlit.distances import d_gt, mse, pairwise
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise DisentlitError(f"n (traversals per factor) must be an integer >= 1, got {n!r}")
+    if not (hasattr(model, "encoder") and hasattr(model, "decode")):
+        raise DisentlitError("learned distances need a model with `encoder` (-> mean, log-variance) and `decode`, "
+                             "like the frameworks of 03a_models")
+    if distance is None:
+        distance = getattr(getattr(model, "recon", None), "distance", None) or mse    # the model's own loss
+    rng, std = as_rng(seed), bool(getattr(model, "standardise", True))
+    was_training = model.training
+    model.eval()
+    out = {}
+    try:
+        with torch.inference_mode():
+            for factor in (data.names if factors is None else factors):
+                i = data.factor_index(factor)
+                f = data.sizes[i]
+                trav = data.sample_traversals(n, i, rng)                                   # (n, f, F)
+                idx = data.pos_to_idx(trav).reshape(-1)
+                mus, lvs, recs = [], [], []
+                for s in range(0, len(idx), batch_size):
+                    mu, lv = model.encoder(data.batch(idx[s:s + batch_size], standardise=std))
+                    mus.append(mu.float()); lvs.append(lv.float()); recs.append(model.decode(mu).float())
+                mu, lv = torch.cat(mus).view(n, f, -1), torch.cat(lvs).view(n, f, -1)
+                shape = (n, f, *data.batch(idx[:1]).shape[1:])
+                levels = dict(gt=d_gt(trav[:, :, None], trav[:, None]).astype(np.float64),
+                              pcv=pairwise(distance, data.batch(idx).view(shape)),
+                              l2=torch.cdist(mu.double(), mu.double()), kl=_kl_matrix(mu.double(), lv.double()),
+                              recon=pairwise(distance, torch.cat(recs).view(shape)))
+                out[data.names[i]] = {k: np.asarray(torch.as_tensor(v).double().mean(0)) for k, v in levels.items()}
+    finally:
+        model.train(was_training)
+    return out

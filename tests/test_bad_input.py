@@ -313,8 +313,8 @@ def test_bad_input_through_the_console_script(cli, argv):
 
 def test_database_errors_say_what_happened(world, tmp_path):
     "Read-only (simulated with a read-only connection: root writes read-only files anyway) and unopenable databases."
-    from disentlit.data import DisentlitError
-    from disentlit.experiments import ResultsDB
+    from disentlit.core import DisentlitError
+    from disentlit.store import ResultsDB
     from disentlit.training import RunConfig
     copy = tmp_path / "copy.sqlite"
     copy.write_bytes((world / "tiny.sqlite").read_bytes())
@@ -329,8 +329,11 @@ def test_database_errors_say_what_happened(world, tmp_path):
 def _api_cases():
     "The issue's API examples, and others of their kind: each a DisentlitError that says what is accepted."
     import numpy as np
-    from disentlit.data import FactorSpace, XYObject, XYSquares, as_rng
-    from disentlit.experiments import holm, mann_whitney, median_difference, rank_trend, run_sweep
+    from disentlit.factors import FactorSpace
+    from disentlit.data import XYObject, XYSquares
+    from disentlit.core import as_rng
+    from disentlit.statistics import holm, mann_whitney, median_difference, rank_trend
+    from disentlit.sweeps import run_sweep
     from disentlit.training import RunConfig, resolve_device
     fs, nan = FactorSpace(["a", "b"], [2, 3]), float("nan")
     spec = dict(name="api", base=dict(dataset="xyobject", steps=1))
@@ -362,7 +365,7 @@ def _api_cases():
 
 @pytest.mark.parametrize("i", range(len(_api_cases())), ids=[name for name, _, _ in _api_cases()])
 def test_bad_api_input(i):
-    from disentlit.data import DisentlitError
+    from disentlit.core import DisentlitError
     name, call, says = _api_cases()[i]
     with pytest.raises(DisentlitError, match=None) as e: call()
     assert says in str(e.value), (name, str(e.value))

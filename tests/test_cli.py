@@ -195,7 +195,7 @@ def test_sweep_resume_and_figures(cli, tmp_path):
     assert code == 0, err
     names = {p.split("/")[-1] for p in json.loads(out)["figures"]}
     assert {"figure11_loss.png", "loss_curves.png"} <= names
-    from disentlit.experiments import ResultsDB
+    from disentlit.store import ResultsDB
     rows = list(__import__("csv").DictReader(open(ResultsDB(db).export_csv(tmp_path / "t.csv"))))
     assert {r["loss"] for r in rows} == {"mse", "box_blur"} and all(float(r["metric.mig"]) >= 0 for r in rows)
 
@@ -249,7 +249,7 @@ def test_bench_train_on_a_device_projects_table_a4(cli):
 
 def test_a_damaged_dataset_cache_is_found_and_named(cli, data_home):
     "8 KB overwritten inside a cached dSprites: --prepare, the listing, --stats and train each say so in one line."
-    from disentlit.data_files import EXAMPLE_SIZES, convert, write_example_source
+    from disentlit.catalog import EXAMPLE_SIZES, convert, write_example_source
     cache = convert("dsprites", write_example_source("dsprites", data_home / "src"), root=data_home, sizes=EXAMPLE_SIZES["dsprites"])
     code, out, err = cli("datasets", "--prepare", "dsprites")
     assert code == 0 and "ready" in out, err

@@ -16,9 +16,9 @@ if not torch.cuda.is_available():
 
 from disentlit.bench import SyncCounter, host_syncs_per_step
 from disentlit.data import XYObject
-from disentlit.data_files import get_dataset
-from disentlit.metrics import as_encode
-from disentlit.models import get_framework
+from disentlit.catalog import get_dataset
+from disentlit.evaluation import as_encode
+from disentlit.family import get_framework
 from disentlit.training import fit
 
 

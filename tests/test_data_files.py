@@ -5,8 +5,9 @@ import pickle
 import numpy as np
 import pytest
 
-from disentlit.data_files import (DSprites, SmallNORB, convert, dsprites_index, get_dataset, pixel_index,
-                                  write_example_source, EXAMPLE_SIZES)
+from disentlit.data_files import DSprites, dsprites_index, pixel_index
+from disentlit.datasets import SmallNORB
+from disentlit.catalog import convert, get_dataset, write_example_source, EXAMPLE_SIZES
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,10 @@ def test_pickle_keeps_parameters(root):
 import json
 from unittest import mock
 
-from disentlit.data import ChecksumError
-from disentlit.data_files import MPI3D_SETS, SOURCES, MPI3DToy, RawFile, file_hash, list_datasets, pixel_index, prepare
+from disentlit.core import ChecksumError
+from disentlit.datasets import MPI3D_SETS, MPI3DToy
+from disentlit.data_files import SOURCES, RawFile, file_hash, pixel_index
+from disentlit.catalog import list_datasets, prepare
 
 
 def test_mpi3d_download_verify_convert_end_to_end(tmp_path):

@@ -112,10 +112,10 @@ def test_the_site_passes_every_rule_on_its_files(site):
 
 
 def test_api_entries_have_parameter_tables_and_classes(site):
-    html = (site / "01a_data.html").read_text(encoding="utf-8")
+    html = (site / "00_core.html").read_text(encoding="utf-8")
     assert "class CorruptFile(DisentlitError)" in re.sub(r"<[^>]+>", "", html)
     assert 'class="api-params"' in html and "<th>Parameter</th><th>Type</th><th>Default</th>" in html
-    exp = (site / "08_experiments.html").read_text(encoding="utf-8")
+    exp = (site / "08b_sweeps.html").read_text(encoding="utf-8")
     assert "<th>Description</th>" in exp                         # the docments of expand_spec, run, demo, ...
     assert "<th>Description</th>" in (site / "05_training.html").read_text(encoding="utf-8")   # RunConfig's
     cli = (site / "11_cli.html").read_text(encoding="utf-8")
@@ -139,9 +139,9 @@ def test_links_to_names_lead_to_their_entries(site):
 # ---- each rule fails on a seeded defect ----------------------------------------------------------------------------
 
 def test_links_rule_flags_pages_and_anchors_that_do_not_exist(seeded):
-    seeded.edit("06_metrics", lambda h: h.replace("</article>", '<a href="https://disentlit.github.io/disentlit/models.html#fit">fit</a>'
-                                                  '<a href="03_models.html#no-such-entry">x</a><a href="nowhere.html">y</a></article>', 1))
-    found = problems(seeded.path, "06_metrics", rule="links")
+    seeded.edit("06b_evaluation", lambda h: h.replace("</article>", '<a href="https://disentlit.github.io/disentlit/models.html#fit">fit</a>'
+                                                  '<a href="03a_models.html#no-such-entry">x</a><a href="nowhere.html">y</a></article>', 1))
+    found = problems(seeded.path, "06b_evaluation", rule="links")
     assert any("disentlit.github.io/disentlit/models.html" in p and "not a page" in p for p in found), found
     assert any("#no-such-entry" in p for p in found) and any("nowhere.html" in p for p in found), found
 
@@ -161,8 +161,8 @@ def test_toc_rule_flags_blank_and_cut_entries_and_missing_api_entries(seeded):
 
 
 def test_toc_rule_flags_headings_sharing_an_id(seeded):
-    seeded.edit("01b_data_files", lambda h: h.replace('id="dsprites-1"', 'id="dsprites"'))
-    assert any("share the id 'dsprites'" in p for p in problems(seeded.path, "01b_data_files", rule="toc"))
+    seeded.edit("01c_data_files", lambda h: h.replace('id="dsprites-1"', 'id="dsprites"'))
+    assert any("share the id 'dsprites'" in p for p in problems(seeded.path, "01c_data_files", rule="toc"))
 
 
 def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_addresses(seeded):
@@ -170,7 +170,7 @@ def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_ad
         h = re.sub(r'(<h3 id="cmd_datasets".*?</h3>).*?</pre>', r"\1<p><em>Call self as a function.</em></p>", h, count=1, flags=re.S)
         return h
     seeded.edit("11_cli", damage)
-    seeded.edit("01a_data", lambda h: re.sub(r'(<h3 id="corruptfile".*?<pre>).*?</pre>', r"\1def CorruptFile(*args, **kwargs)</pre>", h, count=1, flags=re.S))
+    seeded.edit("00_core", lambda h: re.sub(r'(<h3 id="corruptfile".*?<pre>).*?</pre>', r"\1def CorruptFile(*args, **kwargs)</pre>", h, count=1, flags=re.S))
     def address(h):
         from docs_check import soup
         page = soup(h)
@@ -178,7 +178,7 @@ def test_api_rule_flags_missing_signatures_call_self_classes_as_functions_and_ad
         pre.string = pre.get_text().replace("= mse", "= <function mse at 0x7efec104f560>")
         return str(page)
     seeded.edit("02_distances", address)
-    found = problems(seeded.path, "11_cli", "01a_data", "02_distances", rule="api")
+    found = problems(seeded.path, "11_cli", "00_core", "02_distances", rule="api")
     assert any("'cmd_datasets' has no signature" in p for p in found), found
     assert any("Call self as a function" in p for p in found), found
     assert any("'CorruptFile' is a class shown as 'def CorruptFile(*args, **kwargs)'" in p for p in found), found
@@ -193,9 +193,9 @@ def test_api_rule_flags_an_entry_shown_twice(seeded):
         cell = page.find("h3", id="as_rng").find_parent(class_="jp-Cell")          # the entry's whole cell, twice
         cell.insert_after(copy.copy(cell))
         return str(page)
-    assert not problems(seeded.path, "01a_data", rule="api")
-    seeded.edit("01a_data", damage)
-    assert "api: 01a_data: entry 'as_rng' appears 2 times" in problems(seeded.path, "01a_data", rule="api")
+    assert not problems(seeded.path, "00_core", rule="api")
+    seeded.edit("00_core", damage)
+    assert "api: 00_core: entry 'as_rng' appears 2 times" in problems(seeded.path, "00_core", rule="api")
 
 
 def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(seeded):
@@ -284,10 +284,10 @@ def test_browser_rules_flag_cut_entries_wrapped_outputs_and_images_that_do_not_l
     css = copy / "styles.css"
     css.write_text(css.read_text().replace("white-space: pre !important", "white-space: pre-wrap !important")
                    .replace(".md-nav--secondary .md-ellipsis {", ".md-nav--secondary .md-x {"))
-    page = copy / "01a_data.html"
+    page = copy / "00_core.html"
     page.write_text(page.read_text().replace("</article>", '<img src="images/missing.png"></article>', 1))
-    found = docs_check.browser_check(copy, tmp_path / "shots", only={"01a_data"})["problems"]
-    assert any(p.startswith("toc: 01a_data: entries cut short") for p in found), found
+    found = docs_check.browser_check(copy, tmp_path / "shots", only={"00_core"})["problems"]
+    assert any(p.startswith("toc: 00_core: entries cut short") for p in found), found
     assert any("printed outputs wrap" in p for p in found), found
     assert any("did not load" in p and "missing.png" in p for p in found), found
 
@@ -301,7 +301,7 @@ def test_the_readers_walk_flags_a_dead_sidebar_entry_and_a_search_that_fails_as_
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
     index = copy / "index.html"
-    index.write_text(index.read_text().replace('href="06_metrics.html"', 'href="gone.html"'))
+    index.write_text(index.read_text().replace('href="06b_evaluation.html"', 'href="gone.html"'))
     (copy / "search" / "search_index.js").unlink()
     (copy / "assets" / "javascripts" / "iframe-worker-shim.js").unlink()
     found = docs_check.browser_check(copy, tmp_path / "shots", only={"index"})["problems"]
@@ -327,7 +327,7 @@ def test_the_sidebar_groups_every_notebook_once_the_same_way_for_mkdocs_and_quar
 def test_source_links_come_from_the_repository_setting_and_none_without_one(monkeypatch):
     import configparser
     import docs
-    from disentlit.data import small_text
+    from disentlit.core import small_text
     cfg = configparser.ConfigParser()
     cfg.read_dict({"DEFAULT": {"git_url": "", "branch": "main"}})
     monkeypatch.setattr(docs, "settings", lambda: cfg["DEFAULT"])

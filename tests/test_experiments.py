@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from disentlit.experiments import ResultsDB, run_sweep
+from disentlit.store import ResultsDB
+from disentlit.sweeps import run_sweep
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -20,7 +21,7 @@ SPEC = dict(name="stress", base=dict(dataset="xyobject", steps=1), grid={"framew
 DRIVER = """
 import sys; sys.path.insert(0, {here!r})
 from sweep_helpers import slow_run
-from disentlit.experiments import run_sweep
+from disentlit.sweeps import run_sweep
 run_sweep({spec!r}, {db!r}, run_fn=slow_run, out_root={out!r}, progress=False)
 """
 
@@ -164,9 +165,9 @@ def test_figures_killed_while_writing_leave_no_broken_file(tmp_path):
 
 SIGNALLED = """
 import sys; sys.path.insert(0, {here!r})
-import disentlit.experiments as experiments
+import disentlit.sweeps as sweeps
 from sweep_helpers import slow_run
-experiments.run = slow_run                  # the command's default run function, slow and countable
+sweeps.run = slow_run                       # the command's default run function, slow and countable
 from disentlit.cli import main
 sys.exit(main(["sweep", {spec!r}, "--db", {db!r}, "--runs", {out!r}, "--workers", "2", "--quiet"]))
 """

@@ -12,7 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import disentlit  # noqa: E402
-from disentlit.data import Sprites, XYSquares, small_text  # noqa: E402
+from disentlit.data import Sprites, XYSquares  # noqa: E402
+from disentlit.core import small_text
 
 
 def _row(loss: str, seed: int, dci: float, **more) -> dict:
@@ -46,15 +47,15 @@ CASES = {
         __import__("disentlit.distances", fromlist=["x"]).overlap_study(n=2)),
     "plot_headline": lambda tmp: __import__("disentlit.demo", fromlist=["x"]).plot_headline(
         {"MSE": np.eye(8), "box blur": np.eye(8)}, {"MSE": [0.04, 0.05], "box\nblur": [0.2, 0.18]}),
-    "plot_loss_curve": lambda tmp: __import__("disentlit.experiments", fromlist=["x"]).plot_loss_curve(
+    "plot_loss_curve": lambda tmp: __import__("disentlit.sweeps", fromlist=["x"]).plot_loss_curve(
         _log(tmp / "log.jsonl"), "a run"),
-    "plot_arms": lambda tmp: __import__("disentlit.experiments", fromlist=["x"]).plot_arms(
+    "plot_arms": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_arms(
         _rows(), "dci.disentanglement", {"MSE": dict(loss="mse"), "box blur": dict(loss="box_blur")}).figure,
-    "plot_comparison": lambda tmp: __import__("disentlit.experiments", fromlist=["x"]).plot_comparison(
+    "plot_comparison": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_comparison(
         _rows(), "loss", "dci.disentanglement", reference="mse").figure,
-    "plot_learning_curves": lambda tmp: __import__("disentlit.experiments", fromlist=["x"]).plot_learning_curves(
+    "plot_learning_curves": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_learning_curves(
         _rows()),
-    "plot_training_losses": lambda tmp: __import__("disentlit.experiments", fromlist=["x"]).plot_training_losses(
+    "plot_training_losses": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_training_losses(
         [(r, _log(tmp / f"{r['id']}.jsonl")) for r in _rows()]),
     "plot_traversal_grid": lambda tmp: __import__("disentlit.traversals", fromlist=["x"]).plot_traversal_grid(
         dict(images=np.zeros((25, 9, 64, 64, 3)), latents=np.arange(25), kl=np.linspace(3, 0, 25),
@@ -65,7 +66,7 @@ CASES = {
 
 
 def _model():
-    from disentlit.models import get_framework
+    from disentlit.family import get_framework
     return get_framework("betavae", obs_shape=XYSquares().obs_shape, latents=4, seed=0).eval()
 
 

@@ -6,17 +6,17 @@ import sys
 import numpy as np
 import pytest
 
-from disentlit.data import DisentlitError
-from disentlit.bench import REFERENCE_MODES, bench_metrics
-from disentlit.metrics import (METRICS, IndexData, as_encode, dci, evaluate, factor_encoder,
-                               metric_defaults, mig, sap)
+from disentlit.core import DisentlitError
+from disentlit.bench_metrics import REFERENCE_MODES, bench_metrics
+from disentlit.metrics import METRICS, dci, mig, sap
+from disentlit.evaluation import IndexData, as_encode, evaluate, factor_encoder, metric_defaults
 
 SMALL = dict(mig=dict(num_train=600), dci=dict(num_train=600, num_test=300), sap=dict(num_train=600, num_test=300),
              beta_vae=dict(num_train=200, num_eval=100), factor_vae=dict(num_train=200, num_eval=100, num_variance_estimate=600))
 
 SCRIPT = """
 import json, numpy as np
-from disentlit.metrics import IndexData, factor_encoder, evaluate
+from disentlit.evaluation import IndexData, factor_encoder, evaluate
 space = IndexData(["a", "b", "c"], [6, 7, 8])
 noise = np.random.default_rng(1).normal(size=(len(space), 3)) * 0.3
 enc = factor_encoder(space, lambda pos: pos + noise[space.pos_to_idx(pos)])
@@ -96,8 +96,8 @@ def test_dedup_false_encodes_every_draw_with_the_same_scores():
 
 # ---- the newer metrics: modularity and explicitness, IRS, DCI-ES, InfoMEC, UDR ----
 
-from disentlit.metrics import (METRIC_NAMES, NEW_METRICS, dci_es, infomec, irs, loss_capacity, metric_plan,
-                               modularity_explicitness, udr)
+from disentlit.metrics import METRIC_NAMES, NEW_METRICS, dci_es, infomec, irs, loss_capacity, modularity_explicitness
+from disentlit.evaluation import metric_plan, udr
 
 
 def _grid(*sizes):
@@ -115,8 +115,8 @@ def _known(seed=7):
 
 def test_new_metrics_agree_with_straightforward_implementations_of_their_definitions():
     "bench's loops over latents, factors and values, and scikit-learn's estimators called once per pair, agree."
-    from disentlit.bench import (naive_infomec_nmi, naive_irs, naive_loss_capacity, naive_modularity_explicitness,
-                                 naive_udr_spearman)
+    from disentlit.bench_metrics import (naive_infomec_nmi, naive_irs, naive_loss_capacity,
+                                         naive_modularity_explicitness, naive_udr_spearman)
     rng = np.random.default_rng(11)
     y = rng.integers(0, [3, 7, 4], (1200, 3))
     z = np.c_[y @ rng.normal(size=(3, 3)) + 0.4 * rng.normal(size=(1200, 3)), rng.normal(size=1200)]
@@ -127,7 +127,7 @@ def test_new_metrics_agree_with_straightforward_implementations_of_their_definit
     assert irs(*tr, diff_quantile=1.0)["irs"] == pytest.approx(naive_irs(*tr, diff_quantile=1.0), abs=1e-12)
     # DCI-ES's probes: truncations of one greedy tree are the trees grown to each depth until two splits tie exactly,
     # which happens in the small nodes of deep trees (two latents parting the same few samples): then only the
-    # tie-breaking differs (see 06_metrics)
+    # tie-breaking differs (see 06a_metrics)
     fast_lc, slow_lc = loss_capacity(*tr, *te)[0], naive_loss_capacity(*tr, *te)
     np.testing.assert_allclose(fast_lc[:, :2], slow_lc[:, :2], atol=1e-9)           # depths 1 and 2
     np.testing.assert_allclose(fast_lc, slow_lc, atol=0.05)

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from disentlit.data import DisentlitError, XYObject
-from disentlit.models import get_framework
+from disentlit.core import DisentlitError
+from disentlit.data import XYObject
+from disentlit.family import get_framework
 from disentlit.training import fit, load_run, read_checkpoint
 
 STEPS, EVERY, KILL_AT = 10, 3, 8
@@ -19,7 +20,7 @@ STEPS, EVERY, KILL_AT = 10, 3, 8
 CHILD = textwrap.dedent("""
     import os, signal, sys
     from disentlit.data import XYObject
-    from disentlit.models import get_framework
+    from disentlit.family import get_framework
     from disentlit.training import fit
     data = XYObject()
     fw = get_framework("{name}", obs_shape=data.obs_shape, latents=3, model="fc", width=32, seed=1)

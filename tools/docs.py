@@ -2,7 +2,7 @@
 
     python tools/docs.py            # nbdev_proc_nbs -> _proc/, clean -> _docs_src/, mkdocs build -> _site/
 
-The site is flat (`03_models.html`, no directory URLs) with its search index inlined and a web-worker shim
+The site is flat (`03a_models.html`, no directory URLs) with its search index inlined and a web-worker shim
 (mkdocs-material's offline plugin), so it works opened as files (file://) as well as served, without a network.
 
 nbdev's own `nbdev_proc_nbs` applies the notebook directives and adds the API reference (`show_doc`
@@ -81,7 +81,7 @@ def notebook_modules() -> dict[str, str]:
 
 
 def nbdev_pages() -> dict[str, str]:
-    "The page name nbdev (Quarto) gives each notebook (`01a_data` -> `data.html`) -> this site's page (`01a_data`)."
+    "The page name nbdev (Quarto) gives each notebook (`01b_data` -> `data.html`) -> this site's page (`01b_data`)."
     return {re.sub(r"^\d+[a-zA-Z0-9]*_", "", nb.stem.lower()) + ".html": nb.stem for nb in (ROOT / "nbs").glob("*.ipynb")}
 
 
@@ -93,7 +93,7 @@ def heading_id(text: str) -> str:
 
 
 def page_href(stem: str) -> str:
-    """The address of a notebook's page, relative to any page: the site is flat (`03_models.html`, no directory URLs), so
+    """The address of a notebook's page, relative to any page: the site is flat (`03a_models.html`, no directory URLs), so
     that it works opened as files as well as served."""
     return f"{stem}.html"
 
@@ -460,7 +460,7 @@ def plain(markdown: str) -> str:
 
 
 SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "12_predict"],
-            "Operations": ["install", "10_bench", "11_cli"]}
+            "Operations": ["install", "10a_bench", "10b_bench_metrics", "11_cli"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
 

@@ -128,7 +128,7 @@ def soup(text: str):
 
 
 def site_pages(site: Path) -> dict[str, Path]:
-    "Page name ('index' for the landing page) -> its file: the site is flat (`03_models.html`), so it works as files."
+    "Page name ('index' for the landing page) -> its file: the site is flat (`03a_models.html`), so it works as files."
     return {p.stem: p for p in sorted(site.glob("*.html")) if p.name != "404.html"}
 
 

@@ -24,7 +24,8 @@ ARMS = {"MSE": dict(loss="mse", beta=0.0001, scale=None),
 
 def arm_rows(db: Path = DB) -> dict[str, list[dict]]:
     "The runs of each arm of the headline (beta-VAE, 25 latents, beta 1e-4, 2,000 steps of 128)."
-    from disentlit.experiments import matching, results_frame
+    from disentlit.statistics import matching
+    from disentlit.analysis import results_frame
     rows = results_frame(db)
     return {name: matching(rows, settings) for name, settings in ARMS.items()}
 
@@ -32,7 +33,8 @@ def arm_rows(db: Path = DB) -> dict[str, list[dict]]:
 def table(db: Path = DB) -> str:
     "The headline table as Markdown: per arm the median and range of each metric, then the box blur against each."
     import numpy as np
-    from disentlit.experiments import contrast, results_frame
+    from disentlit.statistics import contrast
+    from disentlit.analysis import results_frame
     arms, rows = arm_rows(db), results_frame(db)
     n = {len(v) for v in arms.values()}
     head = f"| $\\beta$-VAE on XYSquares, 2,000 steps of 128 ({'/'.join(map(str, sorted(n)))} seeds) | " + \
@@ -67,7 +69,7 @@ def figure(path: Path = FIGURE, db: Path = DB):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from disentlit.data_files import get_dataset
+    from disentlit.catalog import get_dataset
     from disentlit.demo import plot_headline
     from disentlit.distances import traversal_distance_matrices
     from disentlit.losses import get_loss

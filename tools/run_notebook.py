@@ -2,7 +2,7 @@
 
     python tools/run_notebook.py nbs/09_reproduction.ipynb            # every cell keeps its output
     python tools/run_notebook.py --shown nbs/02_distances.ipynb       # only the cells that showed an output before
-    python tools/run_notebook.py --shown --no-slow nbs/08d_demo.ipynb  # `#| slow` cells left as they are, not run
+    python tools/run_notebook.py --shown --no-slow nbs/08e_demo.ipynb  # `#| slow` cells left as they are, not run
 
 nbdev_test executes every notebook but keeps nothing; the reproduction's readings refer to tables and figures that
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
