@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Callable, Sequence
 
-from .core import DisentlitError, sigterm_as_interrupt, Terminated, _strict
+from .core import DisentlitError, sigterm_as_interrupt, strict_json, Terminated
 
 # %% auto #0
 __all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
@@ -75,7 +75,7 @@ def _one_line_warnings():
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
-    _print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
+    _print(json.dumps(strict_json(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
@@ -252,7 +252,8 @@ def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
     from disentlit.family import FRAMEWORKS
-    from disentlit.training import MAX_BATCH_SIZE, PRECISION_CHOICES, RunConfig
+    from disentlit.models import PRECISION_CHOICES
+    from disentlit.training import MAX_BATCH_SIZE, RunConfig
     d = RunConfig()
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")

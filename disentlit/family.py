@@ -14,18 +14,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import DisentlitError
+from .core import check_positive, DisentlitError
 from .data import GroundTruthData
 from .distances import mse
-from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, DecoderConv64, DecoderFC, EncoderConv64,
-                              EncoderFC, init_glorot, kl_normal, native_bf16, reparameterise, VAE, _check, _check_int,
-                              _check_shape, _check_weight)
+from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_network, check_obs_shape, check_precision,
+                              check_weight, DecoderConv64, DecoderFC, EncoderConv64, EncoderFC, init_glorot,
+                              kl_normal, native_bf16, reparameterise, VAE)
 
 # %% auto #0
-__all__ = ['TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density',
-           'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'discriminate', 'FactorVAE',
-           'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'framework_params', 'check_own_params',
-           'recon_spec', 'get_framework', 'framework_for']
+__all__ = ['TC_ESTIMATORS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition',
+           'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov',
+           'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'framework_params', 'check_own_params', 'recon_spec', 'get_framework',
+           'framework_for']
 
 # %% ../nbs/03b_family.ipynb #fe8f1a5a
 def _check_min_batch(framework, batch_size: int, least: int, why: str):
@@ -43,8 +43,8 @@ class AnnealedVAE(VAE):
                  c_max: float = 5.0, # the final capacity C, in nats
                  iterations: int = 100_000): # the updates over which C rises from 0 to c_max
         super().__init__(encoder, decoder, recon)
-        self.gamma, self.c_max = _check_weight("gamma", gamma), _check_weight("c_max", c_max)
-        self.iterations = _check_int("iterations", iterations)
+        self.gamma, self.c_max = check_weight("gamma", gamma), check_weight("c_max", c_max)
+        self.iterations = check_positive(iterations, "iterations")
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
     def capacity(self,
@@ -125,9 +125,9 @@ class BetaTCVAE(VAE):
                  estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
                  dataset_size: int | None = None): # N of the estimator (None: the training data's, at `setup`)
         super().__init__(encoder, decoder, recon)
-        self.alpha, self.beta, self.gamma = (_check_weight(k, v) for k,
+        self.alpha, self.beta, self.gamma = (check_weight(k, v) for k,
                                              v in dict(alpha=alpha, beta=beta, gamma=gamma).items())
-        if dataset_size is not None: _check_int("dataset_size", dataset_size, " (or None: the dataset's)")
+        if dataset_size is not None: check_positive(dataset_size, "dataset_size", " (or None: the dataset's)")
         self.estimator, self.dataset_size = _check_estimator(estimator), dataset_size
         self.data_size = dataset_size               # N of the estimator: given, or the training data's (`setup`)
 
@@ -164,9 +164,6 @@ def mlp_discriminator(
     sizes, mods = [latents] + [width] * layers, []
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
-
-# %% ../nbs/03b_family.ipynb #bb9f26d6
-DISC_PRECISIONS = ("auto", "fp32", "bf16")
 
 # %% ../nbs/03b_family.ipynb #72b9e6f4
 def discriminate(
@@ -222,12 +219,10 @@ class FactorVAE(VAE):
                  disc_lr: float = 1e-4, # the discriminator's learning rate
                  disc_precision: str = "auto"): # 'auto', 'fp32' or 'bf16' for the discriminator's passes
         super().__init__(encoder, decoder, recon)
-        self.gamma, self.disc_lr = _check_weight("gamma", gamma), _check_weight("disc_lr", disc_lr, positive=True)
-        self.disc_width, self.disc_layers = _check_int("disc_width", disc_width), _check_int("disc_layers",
-                                                                                             disc_layers)
-        if disc_precision not in DISC_PRECISIONS:
-            raise DisentlitError(f"unknown disc_precision {disc_precision!r}; accepted: {', '.join(DISC_PRECISIONS)}")
-        self.disc_precision = disc_precision
+        self.gamma, self.disc_lr = check_weight("gamma", gamma), check_weight("disc_lr", disc_lr, positive=True)
+        self.disc_width = check_positive(disc_width, "disc_width")
+        self.disc_layers = check_positive(disc_layers, "disc_layers")
+        self.disc_precision = check_precision(disc_precision, name="disc_precision")
         self.discriminator = mlp_discriminator(encoder.latents, disc_width, disc_layers)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
@@ -292,8 +287,8 @@ class DIPVAE(VAE):
                  lambda_od: float | None = None, # the off-diagonal weight (None: `default_od`)
                  lambda_d: float | None = None): # the diagonal weight (None: `d_factor` times lambda_od)
         super().__init__(encoder, decoder, recon)
-        self.lambda_od = _check_weight("lambda_od", self.default_od if lambda_od is None else lambda_od)
-        self.lambda_d = _check_weight("lambda_d", self.d_factor * self.lambda_od if lambda_d is None else lambda_d)
+        self.lambda_od = check_weight("lambda_od", self.default_od if lambda_od is None else lambda_od)
+        self.lambda_d = check_weight("lambda_d", self.d_factor * self.lambda_od if lambda_d is None else lambda_d)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "a covariance over the batch")
 
@@ -345,8 +340,8 @@ class WAE(AE):
         if encoder_type not in WAE_ENCODERS:
             raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: {', '.join(WAE_ENCODERS)}")
         self.encoder_type = encoder_type
-        self.lambda_mmd, self.lambda_p = _check_weight("lambda_mmd", lambda_mmd), _check_weight("lambda_p", lambda_p)
-        self.p = _check_weight("p", p, positive=True)
+        self.lambda_mmd, self.lambda_p = check_weight("lambda_mmd", lambda_mmd), check_weight("lambda_p", lambda_p)
+        self.p = check_weight("p", p, positive=True)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the unbiased MMD estimate")
 
@@ -431,8 +426,8 @@ def get_framework(
         raise DisentlitError(f"framework {name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
                              f"{', '.join(accepted)}")
     if model not in MODELS: raise DisentlitError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
-    H, W, C = _check_shape(obs_shape)
-    _check(C, latents)
+    H, W, C = check_obs_shape(obs_shape)
+    check_network(C, latents)
     if model == "conv64" and (H, W) != (64, 64):
         raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; use model='fc'")
     if width is not None and (model != "fc" or isinstance(width, bool) or not isinstance(width, int) or width < 1):

@@ -21,9 +21,10 @@ from .data import GroundTruthData
 from .distances import mse
 
 # %% auto #0
-__all__ = ['MAX_LATENTS', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC',
-           'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae',
-           'average_mlvae', 'adam', 'native_bf16', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
+__all__ = ['MAX_LATENTS', 'PRECISIONS', 'PRECISION_CHOICES', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64',
+           'DecoderConv64', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal',
+           'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16',
+           'check_precision', 'AE', 'check_weight', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -50,7 +51,7 @@ class GaussianHead(nn.Module):
 # %% ../nbs/03a_models.ipynb #12e997b9
 MAX_LATENTS = 4096
 
-def _check(channels: int, latents: int) -> tuple[int, int]:
+def check_network(channels: int, latents: int) -> tuple[int, int]:
     "A network's C and D, checked: 1 or 3 channels, and a number of latents that a model can hold."
     if channels not in (1, 3): raise DisentlitError(f"channels must be 1 or 3, got {channels}")
     if not isinstance(latents, int) or isinstance(latents, bool) or not 1 <= latents <= MAX_LATENTS:
@@ -67,7 +68,7 @@ class EncoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        self.channels, self.latents = _check(channels, latents)
+        self.channels, self.latents = check_network(channels, latents)
         self.body = nn.Sequential(_conv(channels, 32), nn.ReLU(), _conv(32, 32), nn.ReLU(),
                                   _conv(32, 64), nn.ReLU(), _conv(64, 64), nn.ReLU(),
                                   nn.Flatten(), nn.Linear(64 * 4 * 4, 256), nn.ReLU())
@@ -83,7 +84,7 @@ class DecoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        self.channels, self.latents = _check(channels, latents)
+        self.channels, self.latents = check_network(channels, latents)
         self.body = nn.Sequential(nn.Linear(latents, 256), nn.ReLU(), nn.Linear(256, 1024), nn.ReLU(),
                                   nn.Unflatten(1, (64, 4, 4)),
                                   _up(64, 64), nn.ReLU(), _up(64, 32), nn.ReLU(), _up(32, 32), nn.ReLU(),
@@ -93,7 +94,7 @@ class DecoderConv64(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
 # %% ../nbs/03a_models.ipynb #f5449da7
-def _check_shape(obs_shape) -> tuple[int, int, int]:
+def check_obs_shape(obs_shape) -> tuple[int, int, int]:
     if len(obs_shape) != 3 or min(obs_shape) < 1:
         raise DisentlitError(f"obs_shape must be (H, W, C), got {obs_shape!r}")
     return tuple(int(s) for s in obs_shape)
@@ -105,8 +106,8 @@ class EncoderFC(nn.Module):
                  latents: int = 9, # D
                  hidden: Sequence[int] = (1200, 1200)): # the widths of the hidden layers
         super().__init__()
-        H, W, C = _check_shape(obs_shape)
-        self.channels, self.latents = _check(C, latents)
+        H, W, C = check_obs_shape(obs_shape)
+        self.channels, self.latents = check_network(C, latents)
         sizes, layers = [C * H * W, *hidden], [nn.Flatten()]
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.ReLU()]
         self.body, self.head = nn.Sequential(*layers), GaussianHead(sizes[-1], latents)
@@ -122,8 +123,8 @@ class DecoderFC(nn.Module):
                  latents: int = 9, # D
                  hidden: Sequence[int] = (1200, 1200, 1200)): # the widths of the hidden layers
         super().__init__()
-        H, W, C = _check_shape(obs_shape)
-        self.channels, self.latents = _check(C, latents)
+        H, W, C = check_obs_shape(obs_shape)
+        self.channels, self.latents = check_network(C, latents)
         sizes, layers = [latents, *hidden], []
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.Tanh()]
         self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W), nn.Unflatten(1, (C, H, W)))
@@ -223,6 +224,19 @@ def native_bf16(
     if device.type == "cuda": return torch.cuda.is_bf16_supported(including_emulation=False)
     caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
+
+# %% ../nbs/03a_models.ipynb #80a645c0
+PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
+PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 where the device has native bf16, else fp32
+
+def check_precision(
+    precision, # the value given
+    accepted: tuple = PRECISION_CHOICES, # what is accepted here
+    name: str = "precision", # what to call it in the error message
+) -> str:
+    "`precision` if it is one of `accepted`; `DisentlitError` naming them otherwise."
+    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
+    return precision
 
 # %% ../nbs/03a_models.ipynb #a740197e
 class AE(nn.Module):
@@ -369,18 +383,13 @@ def training_step(self: AE,
     return dict(logs, nonfinite=bad)
 
 # %% ../nbs/03a_models.ipynb #d83b32e3
-def _check_weight(name: str, value, positive: bool = False) -> float:
+def check_weight(name: str, value, positive: bool = False) -> float:
     "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
     ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
           and (value > 0 if positive else value >= 0))
     if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
     return float(value)
 
-def _check_int(name: str, value, hint: str = "") -> int:
-    "A count: an integer >= 1; `DisentlitError` otherwise."
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {value!r}")
-    return value
 
 # %% ../nbs/03a_models.ipynb #29d1947f
 class VAE(AE):
@@ -404,7 +413,7 @@ class BetaVAE(VAE):
                  *,
                  beta: float = 0.001): # the weight of the KL (normalised, B.1)
         super().__init__(encoder, decoder, recon)
-        self.beta = _check_weight("beta", beta)
+        self.beta = check_weight("beta", beta)
 
 # %% ../nbs/03a_models.ipynb #c250c665
 class AdaGVAE(BetaVAE):

@@ -18,11 +18,11 @@ from typing import Iterable
 
 from fastcore.basics import patch
 
-from .core import atomic_write, check_lease, DisentlitError, setting, _strict
+from .core import DisentlitError, lease_seconds, strict_json, write_csv
 from .training import RunConfig
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB']
+__all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
 SCHEMA_VERSION = 2                  # 2: the lease's heartbeat column (a version 1 file gains it at its first write)
@@ -44,11 +44,6 @@ _COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "ho
 
 # %% ../nbs/08a_store.ipynb #143c00aa
 STATUSES = ("pending", "running", "done", "failed")             # the states of a run
-
-# %% ../nbs/08a_store.ipynb #aa2872b3
-def _lease(lease: float | None = None) -> float:
-    "A lease in seconds: `lease` checked (`check_lease`), or `$DISENTLIT_LEASE`, or `DEFAULT_LEASE` (600)."
-    return setting("DISENTLIT_LEASE") if lease is None else check_lease(lease)
 
 # %% ../nbs/08a_store.ipynb #9317502f
 def _db_problem(path: Path, e: sqlite3.Error) -> str:
@@ -199,7 +194,7 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
     with self._tx():
         cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, finished=?, "
                                "seconds=?-started WHERE id=? AND status='running'",
-                               (json.dumps(_strict(metrics)), json.dumps(_strict(result or {})), time.time(),
+                               (json.dumps(strict_json(metrics)), json.dumps(strict_json(result or {})), time.time(),
                                 time.time(), run_id))
         if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
@@ -210,7 +205,7 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started "
                          "WHERE id=? AND status='running'",
-                         (error, json.dumps(_strict(result or {})), time.time(), time.time(), run_id))
+                         (error, json.dumps(strict_json(result or {})), time.time(), time.time(), run_id))
 
 # %% ../nbs/08a_store.ipynb #f09a2cd6
 @patch
@@ -229,7 +224,7 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
     `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
     exists."""
-    lease = _lease(lease)
+    lease = lease_seconds(lease)
     me, now = socket.gethostname(), time.time()
     def dead(host, pid):
         if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
@@ -282,24 +277,14 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
     return out
 
 # %% ../nbs/08a_store.ipynb #09919a7e
-def _flat(d: dict, prefix: str = "") -> dict:
+def flat_settings(d: dict, prefix: str = "") -> dict:
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict) and k.endswith("_params"): out.update(_flat(v))
-        elif isinstance(v, dict): out.update(_flat(v, f"{prefix}{k}."))
+        if isinstance(v, dict) and k.endswith("_params"): out.update(flat_settings(v))
+        elif isinstance(v, dict): out.update(flat_settings(v, f"{prefix}{k}."))
         elif isinstance(v, (list, tuple)): out[f"{prefix}{k}"] = ",".join(map(str, v))
         else: out[f"{prefix}{k}"] = v
     return out
-
-# %% ../nbs/08a_store.ipynb #9a015b25
-def _write_table(path: Path, rows: list[dict]):
-    "`rows` as a CSV file with the union of their keys as columns, written atomically."
-    import csv
-    cols = list(dict.fromkeys(k for row in rows for k in row))
-    def write(tmp):
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
-    atomic_write(path, write, "table")
 
 # %% ../nbs/08a_store.ipynb #c12cf44c
 @patch
@@ -308,8 +293,8 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
     channels drawn of how many, throughput, timings, error."""
     rows = []
     for r in self.runs(sweep=sweep):
-        row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **_flat(r["config"]),
-                   **_flat(r["metrics"], "metric."))
+        row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **flat_settings(r["config"]),
+                   **flat_settings(r["metrics"], "metric."))
         res = r["result"]
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
@@ -317,5 +302,5 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
                    images_per_second=res.get("images_per_second"),
                    seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
         rows.append(row)
-    _write_table(Path(path), rows)
+    write_csv(Path(path), rows)
     return Path(path)

@@ -22,16 +22,17 @@ from typing import Callable, Iterable
 
 import torch
 
-from .core import atomic_write, DisentlitError, human_bytes, progress_bar, sigterm_as_interrupt, _write_json
+from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, progress_bar, save_figure,
+                            sigterm_as_interrupt, write_json)
 from .training import build_run, load_run, read_log, resolve_device, RunConfig, train
 from .evaluation import as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .traversals import plot_traversal_grid, traversal_grid
-from .store import ResultsDB, _lease
+from .store import ResultsDB
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINES', 'expand_spec', 'load_spec',
-           'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'heartbeat', 'local_engine',
-           'ray_engine', 'run_sweep']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINES', 'ENGINE_OPTIONS', 'expand_spec',
+           'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'heartbeat',
+           'local_engine', 'ray_engine', 'check_engine_options', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -189,13 +190,6 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig.tight_layout()
     return fig
 
-# %% ../nbs/08b_sweeps.ipynb #6c641bc7
-def _save_figure(fig, path: Path, dpi: int, **kwargs):
-    "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
-    import matplotlib.pyplot as plt
-    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
-    finally: plt.close(fig)
-
 # %% ../nbs/08b_sweeps.ipynb #c49a6349
 def curve_points(curve: list[dict]) -> list[dict]:
     """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
@@ -226,16 +220,16 @@ def run(config: RunConfig,          # the run
         with torch.no_grad():
             scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
                               standardise=model.standardise, params=config.metric_params or None, progress=progress)
-    if not metrics_path.exists(): _write_json(metrics_path, scores)
+    if not metrics_path.exists(): write_json(metrics_path, scores)
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
     result["curve"] = curve_points(curve)
     if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
     title = f"{config.framework} {config.loss} seed {config.seed}"
     if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
-        _save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
+        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
     if not (out_dir / "traversals.png").exists():
-        _save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
+        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
                      out_dir / "traversals.png", dpi=80)
     return dict(result, metrics=scalar_metrics(scores))
 
@@ -247,8 +241,9 @@ def _error_text(e: BaseException) -> str:
 
 # %% ../nbs/08b_sweeps.ipynb #1010971e
 def _record(db: ResultsDB, run_id: str, result: dict):
-    "Record a run function's `result`: done with its metrics, or failed with its message."
-    if result.get("status") == "done": db.finish(run_id, result.get("metrics", {}), result)
+    "Record a run function's `result`: done with its metrics (kept once, in their column), or failed with its message."
+    if result.get("status") == "done":
+        db.finish(run_id, result.get("metrics", {}), {k: v for k, v in result.items() if k != "metrics"})
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
 
 # %% ../nbs/08b_sweeps.ipynb #e00ee4e8
@@ -258,7 +253,7 @@ def heartbeat(db_path: str | Path,                       # the results database
               lease: float | None = None,                 # seconds (default $DISENTLIT_LEASE, else 600)
               every: float | None = None):                # seconds between beats (default: a quarter of the lease)
     "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection."
-    every, stop = _lease(lease) / 4 if every is None else every, threading.Event()
+    every, stop = lease_seconds(lease) / 4 if every is None else every, threading.Event()
     def beat():
         db = ResultsDB(db_path, create=False)
         try:
@@ -272,14 +267,14 @@ def heartbeat(db_path: str | Path,                       # the results database
     finally: stop.set(); thread.join()
 
 # %% ../nbs/08b_sweeps.ipynb #f792e409
-def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=None, max_runs: int | None = None,
-            lease: float | None = None) -> int:
+def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, bar=None,
+            max_runs: int | None = None) -> int:
     "Claim and execute pending runs of `sweep` one after the other in this process; returns how many ran."
     n = 0
     while (max_runs is None or n < max_runs) and (claimed := db.claim(sweep=sweep)):
         run_id, config = claimed
         try:
-            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id)
+            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id, **options)
         except Exception as e: db.fail(run_id, _error_text(e))
         except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
         else: _record(db, run_id, result)
@@ -298,26 +293,55 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None,
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, threads: int,
             parent: int | None = None):
     """A worker process of the local engine: its share of the threads, its own connection, the serial loop. It
     leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its run back to pending and ends quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C reaches the whole process group: the parent decides
     _die_with_parent(os.getppid() if parent is None else parent)
     torch.set_num_threads(threads)
-    os.environ["DISENTLIT_PROGRESS"] = "lines"            # several processes cannot redraw one terminal line
+    os.environ["DISENTLIT_PROGRESS"] = "lines"            # shown, but as lines: processes cannot share one line
     db = ResultsDB(db_path, create=False)
     try:
-        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, lease=lease)
+        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                        # stopped: `_serial` put its run back to pending
     finally: db.close()
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
+def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, workers: int,
+              bar) -> int:
+    "`_serial` in `workers` spawned processes sharing this machine's threads; stopped, every worker stops too."
+    if getattr(run_fn, "__module__", None) == "__main__":
+        raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
+                             "in a module, e.g. disentlit.sweeps.run), not in __main__ or a notebook")
+    import multiprocessing as mp
+    import disentlit.sweeps as package                  # a spawned process imports its target from the package
+    ctx, threads, total = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers), bar.total
+    procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, options, lease, threads,
+                                                       os.getpid())) for _ in range(workers)]
+    for p in procs: p.start()
+    left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
+    try:
+        while any(p.is_alive() for p in procs):
+            for p in procs: p.join(timeout=1)
+            bar.update(total - left() - bar.n)
+    except BaseException:                        # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
+        for p in procs: p.terminate()
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
+            db.release(pid=p.pid)
+        raise
+    if failed := [p.exitcode for p in procs if p.exitcode]:
+        raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
+                             f"{left()} runs left; their errors are on stderr")
+    return total - left()
+
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
-                 run_fn: Callable,               # `run_fn(config, out_dir) -> result` (default of `run_sweep`: `run`)
+                 run_fn: Callable,               # `run_fn(config, out_dir, progress=, device=) -> result`
                  out_root: Path,                 # the run directories' folder
-                 progress: bool = True,          # progress bars on stderr
+                 progress: bool = True,          # progress bars on stderr (the sweep's, and each run's)
                  max_runs: int | None = None,    # stop after this many
                  workers: int = 1,               # processes sharing the machine's threads (and its GPU)
                  device=None,                    # passed to the run function
@@ -325,58 +349,26 @@ def local_engine(db: ResultsDB,                  # the results database
                  ) -> int:
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
     (and its GPU: several small runs keep one busy). Returns how many ran."""
-    import functools
-    import inspect
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise DisentlitError(f"workers must be an integer >= 1, got {workers!r}")
-    if max_runs is not None and (isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1):
-        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {max_runs!r}")
-    if device is not None: run_fn = functools.partial(run_fn, device=device)
-    if progress and "progress" in inspect.signature(run_fn).parameters:
-        run_fn = functools.partial(run_fn, progress=True)          # each run shows its steps as well
+    check_engine_options("local", dict(workers=workers, max_runs=max_runs, device=device))
     total = db.counts(sweep)["pending"]
-    workers = max(1, min(workers, total if max_runs is None else min(total, max_runs)))    # never more than runs
-    bar = progress_bar(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}",
-                       disable=not progress, unit="run")
+    total = total if max_runs is None else min(total, max_runs)
+    workers, options, lease = max(1, min(workers, total)), dict(progress=progress, device=device), lease_seconds(lease)
+    bar = progress_bar(total=total, desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
-        if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs, lease)
-        if getattr(run_fn, "func", run_fn).__module__ == "__main__":
-            raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
-                                 "in a module, e.g. disentlit.sweeps.run), not in __main__ or a notebook")
-        import multiprocessing as mp
-        import disentlit.sweeps as package                  # a spawned process imports its target from the package
-        ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
-        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads, lease,
-                                                           os.getpid())) for _ in range(workers)]
-        for p in procs: p.start()
-        left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
-        try:
-            while any(p.is_alive() for p in procs):
-                for p in procs: p.join(timeout=1)
-                bar.update(total - left() - bar.n)
-        except BaseException:                    # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
-            for p in procs: p.terminate()
-            for p in procs:
-                p.join(timeout=60)
-                if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
-                db.release(pid=p.pid)
-            raise
-        if failed := [p.exitcode for p in procs if p.exitcode]:
-            raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
-                                 f"{left()} runs left; their errors are on stderr")
-        return total - left()
+        if workers == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
+        return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar)
     finally: bar.close()
 
 # %% ../nbs/08b_sweeps.ipynb #32de3306
-def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int) -> dict:
+def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool) -> dict:
     import torch
     torch.set_num_threads(max(1, threads))
-    return run_fn(RunConfig.from_dict(config), Path(out_dir))
+    return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
 
 # %% ../nbs/08b_sweeps.ipynb #055199ee
 def ray_engine(db: ResultsDB,                # the results database
                sweep: str,                   # the sweep whose pending runs to execute
-               run_fn: Callable,             # `run_fn(config, out_dir) -> result`
+               run_fn: Callable,             # `run_fn(config, out_dir, progress=, device=) -> result`
                out_root: Path,               # the run directories' folder, reachable by every worker
                num_cpus: float = 1,          # CPUs per run
                num_gpus: float = 0,          # GPUs per run
@@ -384,6 +376,7 @@ def ray_engine(db: ResultsDB,                # the results database
                lease: float | None = None,   # seconds (default $DISENTLIT_LEASE, else 600)
                ) -> int:
     "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
+    check_engine_options("ray", dict(num_cpus=num_cpus, num_gpus=num_gpus))
     try: import ray
     except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
     if not ray.is_initialized():
@@ -399,7 +392,7 @@ def ray_engine(db: ResultsDB,                # the results database
             while True:
                 while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
                     run_id, config = claimed
-                    ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)))
+                    ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)), False)
                     in_flight[ref] = run_id
                 if not in_flight: break
                 done, _ = ray.wait(list(in_flight), num_returns=1)
@@ -418,19 +411,18 @@ def ray_engine(db: ResultsDB,                # the results database
 ENGINES = dict(local=local_engine, ray=ray_engine)
 
 # %% ../nbs/08b_sweeps.ipynb #9fb6092c
-def _check_engine_options(engine: str, lease, options: dict):
-    "The engine's options, checked before anything is written."
+ENGINE_OPTIONS = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))
+
+def check_engine_options(engine: str,    # one of `ENGINES`
+                         options: dict,  # its options, e.g. {"workers": 2}
+                         ):
+    "The engine's options, checked (by `run_sweep` before anything is written, and by the engine itself)."
     number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    _lease(lease)                                       # checked, or $DISENTLIT_LEASE read and checked
-    accepted = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))[engine]
-    if unknown := [k for k in options if k not in accepted]:
-        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: {', '.join(accepted)}")
-    w = options.get("workers", 1)
-    if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-        raise DisentlitError(f"workers must be an integer >= 1, got {w!r}")
-    m = options.get("max_runs")
-    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {m!r}")
+    if unknown := [k for k in options if k not in ENGINE_OPTIONS[engine]]:
+        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: "
+                             f"{', '.join(ENGINE_OPTIONS[engine])}")
+    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
+    if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
     if options.get("device") is not None: resolve_device(options["device"])
     if not (number(c := options.get("num_cpus", 1)) and c > 0):
         raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
@@ -459,12 +451,13 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               **engine_options) -> dict:
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
-    _check_engine_options(engine, lease, engine_options)
+    check_engine_options(engine, engine_options)
+    lease = lease_seconds(lease)                           # settled once: the argument, $DISENTLIT_LEASE or 600 s
     if not isinstance(spec, (dict, str, Path)):
         raise DisentlitError(f"spec must be a mapping or the path of a spec file, got {type(spec).__name__}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
-    run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
+    run_fn = run_fn or run
     if not Path(db_path).parent.is_dir():
         raise DisentlitError(f"{db_path}: no folder {Path(db_path).parent} (a results database is created, its folder "
                              "is not): make the folder first")

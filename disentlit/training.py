@@ -24,22 +24,20 @@ from typing import Callable, ClassVar
 import numpy as np
 import torch
 
-from .core import (atomic_write, check_seed, DisentlitError, os_problem, progress_bar, setting, writable_dir,
-                            writing, _finite_json, _strict)
+from .core import (atomic_write, check_seed, DisentlitError, finite_json, os_problem, progress_bar, setting,
+                            strict_json, writable_dir, writing)
 from .data import as_device, DeviceData, GroundTruthData
 from .catalog import get_dataset
-from .models import AE, native_bf16
+from .models import AE, check_precision, native_bf16
 from .family import framework_for
 from .losses import get_loss
 
 # %% auto #0
-__all__ = ['PRECISIONS', 'PRECISION_CHOICES', 'MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device',
-           'run_lock', 'save_checkpoint', 'read_checkpoint', 'SlowPrecisionWarning', 'resolve_precision',
-           'warn_slow_bf16', 'read_log', 'read_curve', 'fit', 'build_run', 'train', 'read_config', 'load_run']
+__all__ = ['MAX_BATCH_SIZE', 'CONFIG_FORMAT', 'RunConfig', 'tune_allocator', 'resolve_device', 'run_lock', 'save_checkpoint',
+           'read_checkpoint', 'SlowPrecisionWarning', 'resolve_precision', 'warn_slow_bf16', 'read_log', 'read_curve',
+           'fit', 'build_run', 'train', 'read_config', 'load_run']
 
 # %% ../nbs/05_training.ipynb #a15dfbb0
-PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
-PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 where the device has native bf16 (`resolve_precision`)
 MAX_BATCH_SIZE = 4096
 
 # %% ../nbs/05_training.ipynb #183a9ce9
@@ -105,8 +103,7 @@ class RunConfig:
         if key == "lr" and not (math.isfinite(value) and value > 0):
             raise DisentlitError(f"lr must be a finite number > 0, got {value!r}")
         if key in ("seed", "init_seed"): check_seed(value, key)
-        if key == "precision" and value not in PRECISION_CHOICES:
-            raise DisentlitError(f"unknown precision {value!r}; accepted: {', '.join(PRECISION_CHOICES)}")
+        if key == "precision": check_precision(value)
         return value
 
     def check(self) -> RunConfig:
@@ -331,7 +328,7 @@ def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int,
     framework.eval()
     t = time.perf_counter()
     try:
-        with torch.no_grad(): rec = _strict(dict(step=step, **evaluator(framework, data)))
+        with torch.no_grad(): rec = strict_json(dict(step=step, **evaluator(framework, data)))
     finally: framework.train()
     rec["seconds"] = round(time.perf_counter() - t, 3)
     if out is not None:
@@ -342,7 +339,7 @@ def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int,
 # %% ../nbs/05_training.ipynb #57c0af84
 def _summary(result: dict) -> dict:
     "What `result.json` and the final checkpoint keep of a result: everything but the per-step lists, as strict JSON."
-    return {k: ({n: _finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
+    return {k: ({n: finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
             if k not in ("history", "step_seconds", "curve")}
 
 # %% ../nbs/05_training.ipynb #69333bfa
@@ -390,7 +387,7 @@ def _flush(pending: list, history: list, log=None) -> int | None:
         bad = rec.pop("nonfinite") > 0
         if bad: rec["status"] = "nonfinite"
         history.append(rec)
-        if log is not None: log.write(json.dumps({k: _finite_json(v) for k, v in rec.items()}) + "\n")
+        if log is not None: log.write(json.dumps({k: finite_json(v) for k, v in rec.items()}) + "\n")
         if bad: return step
     return None
 

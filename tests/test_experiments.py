@@ -97,7 +97,7 @@ REAL = dict(name="real", base=dict(dataset="xyobject", framework="betavae", late
                                    framework_params=dict(beta=0.01), metrics=["mig", "dci"],
                                    metric_params=dict(mig=dict(num_train=300), dci=dict(num_train=300, num_test=150))),
             grid={"loss": ["mse", "box_blur"]}, repeats=1)
-KEEP = ("status", "step", "final", "active_latents", "collapsed", "kl_per_latent", "dci_mode", "metrics")   # not the timings
+KEEP = ("status", "step", "final", "active_latents", "collapsed", "kl_per_latent", "dci_mode")   # not the timings
 
 
 def _results(db) -> dict:
