@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .core import DisentlitError, save_figure, writable_dir, write_csv, write_json
-from .training import load_run, read_config, read_curve, read_log
+from .runs import load_run, read_config, read_curve, read_log
 from .evaluation import as_encode, encode_indices, latent_kl, udr
 from .store import flat_settings, ResultsDB
 from .sweeps import curve_points

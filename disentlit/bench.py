@@ -25,7 +25,7 @@ from .distances import d_pcv, factor_importance, mse
 from .models import AE, DecoderConv64, EncoderConv64
 from .family import framework_for, get_framework
 from .losses import AugmentedLoss, box_blur_loss, MSELoss
-from .training import fit, resolve_device, RunConfig, tune_allocator
+from .training import check_setting, fit, resolve_device, tune_allocator
 
 # %% auto #0
 __all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text', 'd_pcv_one_pair_at_a_time', 'bench_distances',
@@ -323,7 +323,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
     a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed, and counts `fit`'s host syncs
     per step (`host_syncs_per_step`)."""
     device = resolve_device(device)
-    RunConfig.check_setting("batch_size", batch_size)
+    check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
     data = get_dataset(dataset)
     # bad names or values fail before anything is timed

@@ -14,8 +14,6 @@ import sys
 import time
 from typing import Callable, Sequence
 
-from .core import DisentlitError, sigterm_as_interrupt, strict_json, Terminated
-
 # %% auto #0
 __all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
            'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures',
@@ -31,6 +29,7 @@ class _Parser(argparse.ArgumentParser):
 # %% ../nbs/11_cli.ipynb #60d6cbb6
 def _fail(message: str):
     "Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like the package's."
+    from disentlit.core import DisentlitError           # here, not above: `disentlit --help` loads not even numpy
     raise DisentlitError(message)
 
 # %% ../nbs/11_cli.ipynb #d7da6027
@@ -75,6 +74,7 @@ def _one_line_warnings():
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
+    from disentlit.core import strict_json
     _print(json.dumps(strict_json(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
+    from disentlit.core import DisentlitError, Terminated, sigterm_as_interrupt   # numpy loads once a command runs
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
@@ -210,7 +211,8 @@ def cmd_train(args) -> int:
     "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
     from disentlit.family import check_own_params
     from disentlit.evaluation import metric_plan, scorer
-    from disentlit.training import RunConfig, train
+    from disentlit.training import RunConfig
+    from disentlit.runs import train
     params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
@@ -251,7 +253,7 @@ def cmd_train(args) -> int:
 def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
-    from disentlit.family import FRAMEWORKS
+    from disentlit.family import FRAMEWORKS, framework_params, params_help
     from disentlit.models import PRECISION_CHOICES
     from disentlit.training import MAX_BATCH_SIZE, RunConfig
     d = RunConfig()
@@ -260,11 +262,10 @@ def add_train_parser(t):
     t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
     t.add_argument("--loss", default=d.loss, metavar="NAME",
                    help=f"reconstruction loss, one of: {', '.join(LOSSES)} (default {d.loss})")
-    t.add_argument("--beta", type=float, default=None,
-                   help="shorthand for --param beta=B (betavae, adagvae, adamlvae, betatcvae)")
+    with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
+    t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
     t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a framework parameter, e.g. gamma=20 (factorvae) or encoder_type=uniform (wae); repeatable; "
-                        "an unknown key is refused with the list the framework accepts")
+                   help=f"a framework parameter, repeatable; each framework's: {params_help()}")
     t.add_argument("--latents", type=int, default=d.latents, help=f"latent units D (default {d.latents})")
     t.add_argument("--steps", type=int, default=d.steps, help=f"total training steps (default {d.steps})")
     t.add_argument("--batch-size", type=int, default=d.batch_size,

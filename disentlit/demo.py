@@ -13,7 +13,8 @@ import numpy as np
 
 from .core import atomic_write, text_table, writable_dir
 from .catalog import datasets_table
-from .training import load_run, RunConfig
+from .training import check_setting
+from .runs import load_run
 from .store import ResultsDB
 from .sweeps import run_sweep
 from .analysis import figures
@@ -227,11 +228,11 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     from disentlit.data import plot_traversals
     from disentlit.catalog import get_dataset, list_datasets
     from disentlit.distances import dataset_report, overlap_study, plot_overlap_study, traversal_distance_matrices
-    from disentlit.sweeps import save_figure
+    from disentlit.core import save_figure
     from disentlit.losses import get_loss
     from disentlit.traversals import plot_reconstructions
     t0 = time.perf_counter()
-    RunConfig.check_setting("steps", steps)
+    check_setting("steps", steps)
     out = writable_dir(out, "demo folder")
     say(datasets_table(list_datasets()))
     data = get_dataset("xysquares")

@@ -19,7 +19,8 @@ from threadpoolctl import threadpool_limits
 from .core import check_seed, DisentlitError, progress_bar
 from .data import GroundTruthData, XYSquares
 from .models import check_precision, kl_normal, PRECISIONS
-from .training import load_run, RunConfig
+from .training import RunConfig
+from .runs import load_run
 from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
                                modularity_explicitness, sap, standardise_columns)
 

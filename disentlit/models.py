@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
-import inspect
 import math
 from typing import Callable, Sequence
 
@@ -16,7 +16,7 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .core import DisentlitError
+from .core import check_positive, DisentlitError
 from .data import GroundTruthData
 from .distances import mse
 
@@ -24,7 +24,8 @@ from .distances import mse
 __all__ = ['MAX_LATENTS', 'PRECISIONS', 'PRECISION_CHOICES', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64',
            'DecoderConv64', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal',
            'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16',
-           'check_precision', 'AE', 'check_weight', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
+           'check_precision', 'check_weight', 'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE',
+           'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -238,19 +239,67 @@ def check_precision(
     if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
     return precision
 
+# %% ../nbs/03a_models.ipynb #e00e8e5c
+def check_weight(
+    value, # the value given
+    name: str = "weight", # what to call it in the error message
+    positive: bool = False, # > 0, not only >= 0
+) -> float:
+    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+          and (value > 0 if positive else value >= 0))
+    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
+
+# %% ../nbs/03a_models.ipynb #09b62fa4
+def param(
+    default, # its value when none is given
+    doc: str, # what it is (the command line's help says it)
+    check: Callable | None = None, # `check(value, name) -> value`, or `DisentlitError`
+):
+    "One of a framework's own parameters, a field of its `Params`: its default, what it is, how it is checked."
+    return dataclasses.field(default=default, metadata=dict(doc=doc, check=check))
+
+def weight(default: float, doc: str, positive: bool = False):
+    "A parameter that weighs a term (or is a rate): a finite number >= 0, or > 0 if `positive`."
+    return param(default, doc, lambda v, name: check_weight(v, name, positive))
+
+def count(default: int | None, doc: str, hint: str = ""):
+    "A parameter that counts: an integer >= 1 (or None, where the default is None)."
+    return param(default, doc, lambda v, name: v if v is None and default is None else check_positive(v, name, hint))
+
+# %% ../nbs/03a_models.ipynb #c747cf00
+def own_params(
+    cls: type, # a framework class (its `Params` declare its own parameters)
+    given: dict, # the parameters given to it
+) -> dict:
+    "Every own parameter of `cls`: those `given`, checked, and the others at their defaults; `DisentlitError` naming them."
+    fields = dataclasses.fields(cls.Params)
+    if unknown := [k for k in given if k not in {f.name for f in fields}]:
+        raise DisentlitError(f"framework {cls.name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
+                             f"{', '.join(f.name for f in fields) or '(none)'}")
+    check = lambda f, v: v if f.metadata.get("check") is None or (v is None and f.default is None) \
+        else f.metadata["check"](v, f.name)
+    return {f.name: check(f, given.get(f.name, f.default)) for f in fields}
+
 # %% ../nbs/03a_models.ipynb #a740197e
 class AE(nn.Module):
     "A deterministic autoencoder; the base of every framework. `loss(batch) -> (loss, logs)`."
     name, pairs = "ae", False
 
+    @dataclasses.dataclass
+    class Params:
+        "The parameters of a framework of its own (a deterministic autoencoder has none)."
+
     def __init__(self,
                  encoder: nn.Module, # x (N, C, H, W) -> (mean, log-variance) (N, D)
                  decoder: nn.Module, # z (N, D) -> x_out (N, C, H, W)
-                 recon: Callable | None = None): # the reconstruction loss (default: `mse`)
+                 recon: Callable | None = None, # the reconstruction loss (default: `mse`)
+                 **params): # its own parameters (`Params`), checked by `own_params`
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
         self.recon = mse if recon is None else recon
-        self.build: dict | None = None                  # how get_framework made it: what a run's config records
+        for k, v in own_params(type(self), params).items(): setattr(self, k, v)
 
     @property
     def standardise(self) -> bool:
@@ -258,9 +307,8 @@ class AE(nn.Module):
         return bool(getattr(self.recon, "standardise", True))
 
     def hparams(self) -> dict:
-        "The framework's own parameters and their values: the keyword-only arguments of its constructor."
-        own = inspect.signature(type(self).__init__).parameters.values()
-        return {p.name: getattr(self, p.name) for p in own if p.kind is p.KEYWORD_ONLY}
+        "The framework's own parameters (its `Params`) and their values."
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self.Params)}
 
     reg_per_observation = False     # True: the regulariser is in nats per observation (summed over latents),
                                     # see "The constrained-VAE family"
@@ -382,15 +430,6 @@ def training_step(self: AE,
         for o in optimisers: o.step()
     return dict(logs, nonfinite=bad)
 
-# %% ../nbs/03a_models.ipynb #d83b32e3
-def check_weight(name: str, value, positive: bool = False) -> float:
-    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-          and (value > 0 if positive else value >= 0))
-    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
-    return float(value)
-
-
 # %% ../nbs/03a_models.ipynb #29d1947f
 class VAE(AE):
     "The VAE: reparameterised samples and the KL to the prior, averaged over latents (beta = 1)."
@@ -409,11 +448,9 @@ class BetaVAE(VAE):
     latents."""
     name = "betavae"
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 beta: float = 0.001): # the weight of the KL (normalised, B.1)
-        super().__init__(encoder, decoder, recon)
-        self.beta = check_weight("beta", beta)
+    @dataclasses.dataclass
+    class Params:
+        beta: float = weight(0.001, "the weight of the KL (normalised, B.1)")
 
 # %% ../nbs/03a_models.ipynb #c250c665
 class AdaGVAE(BetaVAE):

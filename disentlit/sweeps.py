@@ -24,7 +24,10 @@ import torch
 
 from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, progress_bar, save_figure,
                             sigterm_as_interrupt, write_json)
-from .training import build_run, load_run, read_log, resolve_device, RunConfig, train
+from .data import GroundTruthData
+from .models import AE
+from .training import ready, resolve_device, RunConfig
+from .runs import build_run, read_log, train
 from .evaluation import as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .traversals import plot_traversal_grid, traversal_grid
 from .store import ResultsDB
@@ -164,8 +167,10 @@ def load_spec(path: str | Path,     # a .yaml, .yml or .json file
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
               ) -> RunConfig:
-    "Build what `config` needs short of training it (`build_run`) and plan its metrics: every setting checked."
-    build_run(config)
+    """Build what `config` needs short of training it (`build_run`), ready it for its batch (`ready`) and plan its
+    metrics: every setting checked."""
+    framework, data = build_run(config)
+    ready(framework, data, config.batch_size)
     metric_plan(list(config.metrics), config.metric_params or None)
     return config
 
@@ -197,6 +202,28 @@ def curve_points(curve: list[dict]) -> list[dict]:
     return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
                  channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
 
+# %% ../nbs/08b_sweeps.ipynb #ad0a33d3
+def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,
+            progress: bool) -> dict:
+    "The run's scores: as written (`metrics.json`), else its curve's last point's, else computed; written once."
+    if (path := out_dir / "metrics.json").exists(): return json.loads(path.read_text())
+    if last is not None: scores = last["scores"]
+    else:
+        with torch.no_grad():
+            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
+                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
+    write_json(path, scores)
+    return scores
+
+def _illustrate(config: RunConfig, model: AE, data: GroundTruthData, out_dir: Path):
+    "The run's loss curve and its traversal grid, each drawn once."
+    title = f"{config.framework} {config.loss} seed {config.seed}"
+    if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
+        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
+    if not (out_dir / "traversals.png").exists():
+        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
+                    out_dir / "traversals.png", dpi=80)
+
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
@@ -205,32 +232,18 @@ def run(config: RunConfig,          # the run
         ) -> dict:
     "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
     import matplotlib; matplotlib.use("Agg")
-    out_dir = Path(out_dir)
-    curve_of = scorer(config) if config.eval_every is not None else None
-    r = train(config, out_dir, device=device, progress=progress, evaluator=curve_of)
+    out_dir, (model, data) = Path(out_dir), build_run(config)
+    r = train(config, out_dir, device=device, progress=progress, built=(model, data),
+              evaluator=scorer(config) if config.eval_every is not None else None)
     result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
                   seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
-    model, data, _ = load_run(out_dir, resolve_device(device))           # the trained run, as its directory holds it
-    curve, metrics_path = r["curve"], out_dir / "metrics.json"
-    last = curve[-1] if curve and curve[-1]["step"] == config.steps else None    # the curve's last point: the score
-    if metrics_path.exists(): scores = json.loads(metrics_path.read_text())
-    elif last is not None: scores = last["scores"]
-    else:
-        with torch.no_grad():
-            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
-                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
-    if not metrics_path.exists(): write_json(metrics_path, scores)
+    last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point: scored
+    scores = _scores(config, model.eval(), data, last, out_dir, progress)   # the model it trained, or read back
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
-    result["curve"] = curve_points(curve)
-    if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
-    title = f"{config.framework} {config.loss} seed {config.seed}"
-    if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
-        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
-    if not (out_dir / "traversals.png").exists():
-        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
-                     out_dir / "traversals.png", dpi=80)
+    result.update(curve=curve_points(r["curve"]), **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
+    _illustrate(config, model, data, out_dir)
     return dict(result, metrics=scalar_metrics(scores))
 
 # %% ../nbs/08b_sweeps.ipynb #ca4a6bde
