@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import DisentlitError, save_figure, writable_dir, write_csv, write_json
+from .core import DisentlitError, remove_orphans, save_figure, writable_dir, write_csv, write_json
 from .runs import load_run, read_config, read_curve, read_log
 from .evaluation import as_encode, encode_indices, latent_kl, udr
 from .store import flat_settings, ResultsDB
@@ -265,6 +265,7 @@ def figures(db_path: str | Path,                      # a results database
         of = f" of sweep {sweep!r}" if sweep is not None else ""
         raise DisentlitError(f"{db_path} holds no finished run{of}: nothing to draw")
     out_dir = writable_dir(out_dir, "figures folder")
+    remove_orphans(out_dir)                                   # what a figures process killed while writing left
     written, effects = [], []
     def save(fig, name):
         save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight"); written.append(out_dir / name)

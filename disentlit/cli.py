@@ -15,9 +15,9 @@ import time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
-           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures',
-           'cmd_demo']
+__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'train_config',
+           'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep',
+           'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -206,47 +206,54 @@ def _add_datasets(d):
                    help="with --prepare: convert files you already have instead of downloading")
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
 
-# %% ../nbs/11_cli.ipynb #4a11c19e
-def cmd_train(args) -> int:
-    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
+# %% ../nbs/11_cli.ipynb #0a80355b
+def train_config(args):
+    "The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics' names checked."
+    from disentlit.evaluation import metric_plan
     from disentlit.family import check_own_params
-    from disentlit.evaluation import metric_plan, scorer
     from disentlit.training import RunConfig
-    from disentlit.runs import train
     params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
     config = RunConfig(dataset=args.dataset, dataset_params=parse_params(args.set), framework=args.framework,
-                       framework_params=params, loss=args.loss,
-                       loss_params=parse_params(args.loss_param, "--loss-param"),
+                       framework_params=params, loss=args.loss, loss_params=parse_params(args.loss_param, "--loss-param"),
                        latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                       precision=args.precision, channels_last=args.channels_last,
-                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every, compile=args.compile,
+                       precision=args.precision, channels_last=args.channels_last, compile=args.compile,
+                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,
                        metrics=tuple(m.strip() for m in args.metrics.split(",")))
     metric_plan(list(config.metrics))                                      # unknown metric names: refused up front
-    out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
-    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
+    return config
+
+# %% ../nbs/11_cli.ipynb #79374220
+def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
+    "What `disentlit train` says of result `r` of run `config` in `out`: as JSON data, and as text."
     terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
-    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=args.dataset,
-               framework=args.framework, loss=args.loss, precision=r.get("precision", args.precision),
-               batch_size=args.batch_size,
-               final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
-               curve=[{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
-                      for p in r["curve"]])
-    if "message" in r: res["message"] = r["message"]
+    curve = [{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
+             for p in r["curve"]]
+    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=config.steps, dataset=config.dataset,
+               framework=config.framework, loss=config.loss, precision=r.get("precision", config.precision),
+               batch_size=config.batch_size, final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
+               curve=curve, **{"message": r["message"]} if "message" in r else {})
     shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
-    text = "\n".join([f"run {out}: {r['status']} at step {r['step']}/{args.steps}", "  " + shown,
-                      f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
-                      *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
-                        + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}"
-                        for p in res["curve"]]])
+    return res, "\n".join([f"run {out}: {r['status']} at step {r['step']}/{config.steps}", "  " + shown,
+                           f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
+                           *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
+                             + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}" for p in curve]])
+
+# %% ../nbs/11_cli.ipynb #85446e75
+def cmd_train(args) -> int:
+    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
+    from disentlit.evaluation import scorer
+    from disentlit.runs import train
+    config = train_config(args)
+    out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
+    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
+    res, text = _train_report(r, config, out)
     _emit(res, args.json, text)
-    if r["status"] != "done":
-        print(f"disentlit: {r['message']}", file=sys.stderr)
-        return 1
-    return 0
+    if r["status"] != "done": print(f"disentlit: {r['message']}", file=sys.stderr)
+    return 0 if r["status"] == "done" else 1
 
 # %% ../nbs/11_cli.ipynb #4e0f5cef
 @command("train", "train a framework on a dataset and write a run directory", cmd_train)

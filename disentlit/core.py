@@ -24,10 +24,10 @@ from tqdm.asyncio import tqdm as _log_tqdm
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'PAGE_WIDTH_IN', 'MIN_FONT_PT',
            'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease',
-           'setting', 'lease_seconds', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write', 'Terminated',
-           'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count',
-           'check_positive', 'small_text', 'writable_dir', 'finite_json', 'strict_json', 'write_json', 'write_csv',
-           'save_figure', 'text_table']
+           'setting', 'lease_seconds', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write',
+           'remove_orphans', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
+           'progress_bar', 'check_count', 'check_positive', 'small_text', 'writable_dir', 'finite_json', 'strict_json',
+           'write_json', 'write_csv', 'save_figure', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -177,6 +177,22 @@ def atomic_write(
     `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
     with writing(path, what), atomic_path(path) as tmp: write(tmp)
     return Path(path)
+
+# %% ../nbs/00_core.ipynb #c3be327a
+def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
+                   ) -> int:
+    "Remove the temporary files of `atomic_path` in `folder` whose process no longer runs; returns how many."
+    def gone(pid: int) -> bool:
+        try: os.kill(pid, 0)
+        except (ProcessLookupError, OverflowError): return True
+        except (PermissionError, OSError): return False
+        return False
+    removed = 0
+    for tmp in Path(folder).glob(".*.tmp"):
+        pid = tmp.name.split(".")[-3] if tmp.name.count(".") >= 4 else ""
+        if pid.isdigit() and gone(int(pid)):
+            with contextlib.suppress(OSError): tmp.unlink(); removed += 1
+    return removed
 
 # %% ../nbs/00_core.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):

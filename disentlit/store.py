@@ -14,7 +14,7 @@ import sqlite3
 import time
 import warnings
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from fastcore.basics import patch
 
@@ -64,8 +64,9 @@ class ResultsDB:
     "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
 
     def __init__(self, path: str | Path,    # the database file
-                 create: bool = True):      # create it if it is not there
-        self.path = Path(path)
+                 create: bool = True,       # create it if it is not there
+                 clock: Callable[[], float] = time.time):   # seconds now: the runs' times and leases (tests inject one)
+        self.path, self.clock = Path(path), clock
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
@@ -127,7 +128,7 @@ class ResultsDB:
 @patch
 def add_runs(self: ResultsDB, sweep: str, configs: Iterable[RunConfig]) -> int:
     "Add runs as pending (those already present, whatever their state, are left alone); returns how many were new."
-    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", time.time()) for c in configs]
+    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", self.clock()) for c in configs]
     with self._tx():
         before = self.con.total_changes
         self.con.executemany("INSERT OR IGNORE INTO runs (id, sweep, config, status, created) VALUES (?, ?, ?, ?, ?)",
@@ -182,8 +183,8 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
             if row is None: return None
             self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
                              "attempts=attempts+1 WHERE id=?", (host or socket.gethostname(),
-                                                                os.getpid() if pid is None else pid, time.time(),
-                                                                time.time(), row[0]))
+                                                                os.getpid() if pid is None else pid, self.clock(),
+                                                                self.clock(), row[0]))
         try: return row[0], RunConfig.from_dict(_json_object(row[1], "config"))
         except DisentlitError as e: self.fail(row[0], f"damaged configuration in the database: {e}")
 
@@ -194,8 +195,8 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
     with self._tx():
         cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, finished=?, "
                                "seconds=?-started WHERE id=? AND status='running'",
-                               (json.dumps(strict_json(metrics)), json.dumps(strict_json(result or {})), time.time(),
-                                time.time(), run_id))
+                               (json.dumps(strict_json(metrics)), json.dumps(strict_json(result or {})), self.clock(),
+                                self.clock(), run_id))
         if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
 # %% ../nbs/08a_store.ipynb #4efabf01
@@ -205,7 +206,7 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started "
                          "WHERE id=? AND status='running'",
-                         (error, json.dumps(strict_json(result or {})), time.time(), time.time(), run_id))
+                         (error, json.dumps(strict_json(result or {})), self.clock(), self.clock(), run_id))
 
 # %% ../nbs/08a_store.ipynb #f09a2cd6
 @patch
@@ -216,7 +217,7 @@ def renew(self: ResultsDB, run_ids: Iterable[str]):
         with self._tx():
             marks = ",".join("?" * len(ids))
             self.con.execute(f"UPDATE runs SET heartbeat=? WHERE status='running' AND id IN ({marks})",
-                             (time.time(), *ids))
+                             (self.clock(), *ids))
 
 # %% ../nbs/08a_store.ipynb #0172e562
 @patch
@@ -225,7 +226,7 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
     exists."""
     lease = lease_seconds(lease)
-    me, now = socket.gethostname(), time.time()
+    me, now = socket.gethostname(), self.clock()
     def dead(host, pid):
         if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
         try: os.kill(pid, 0)

@@ -41,28 +41,9 @@ __all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VAL
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
 MAX_RUNS, RUN_BYTES = 100_000, 4096   # runs a spec may expand to; memory to expand and record one (about)
 
-# %% ../nbs/08b_sweeps.ipynb #d3e2df02
-def _set(d: dict, key: str, value):
-    "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
-    head, _, rest = key.partition(".")
-    if not rest: d[head] = value; return
-    if head not in ("dataset_params", "framework_params", "loss_params"):
-        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and loss_params take a "
-                             "dotted key")
-    d.setdefault(head, {})
-    d[head] = {**d[head], rest: value}
-
-def _check_size(runs: int):
-    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
-    if runs > MAX_RUNS:
-        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
-                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
-
-# %% ../nbs/08b_sweeps.ipynb #44c6e094
-def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
-                ) -> tuple[str, list[RunConfig]]:
-    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
-    one empty arm) times the grid's product times the seeds, in that order."""
+# %% ../nbs/08b_sweeps.ipynb #2eab0445
+def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
+    "A spec's name, base, grid and arms, each checked (its seeds: `_spec_seeds`)."
     if not isinstance(spec, dict):
         raise DisentlitError("a sweep spec must be a mapping with keys: " + ", ".join(SPEC_KEYS))
     if unknown := sorted(set(spec) - set(SPEC_KEYS)):
@@ -75,30 +56,62 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
     if not isinstance(arms, list) or not arms or not all(isinstance(a, dict) for a in arms):
         raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that vary together)")
+    return name, base, grid, arms
+
+# %% ../nbs/08b_sweeps.ipynb #d0c01c95
+def _check_size(runs: int):
+    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
+    if runs > MAX_RUNS:
+        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
+                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
+
+def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
+    "A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is (`_check_size`)."
     if "seeds" in spec and "repeats" in spec: raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise DisentlitError(f"spec key 'repeats' must be an integer >= 1, got {repeats!r}")
-    _check_size(len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)) *
-                (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
+    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
     seeds = spec.get("seeds", list(range(repeats)))
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            for s in seeds):
         raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' a positive integer)")
     if len(set(seeds)) < len(seeds):
         raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its own seed")
+    return seeds
+
+# %% ../nbs/08b_sweeps.ipynb #578de73c
+def _set(d: dict, key: str, value):
+    "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
+    head, _, rest = key.partition(".")
+    if not rest: d[head] = value; return
+    if head not in ("dataset_params", "framework_params", "loss_params"):
+        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and loss_params take a "
+                             "dotted key")
+    d.setdefault(head, {})
+    d[head] = {**d[head], rest: value}
+
+def _run_config(base: dict, settings: list[tuple], seed: int) -> RunConfig:
+    "The run of `base` with the (key, value) `settings` set, and `seed`."
+    d = json.loads(json.dumps(base))                      # a deep copy of plain data
+    for key, value in settings: _set(d, key, value)
+    d["seed"] = seed
+    for key in list(d):
+        if "." in key: _set(d, key, d.pop(key))           # a dotted key of the base itself
+    return RunConfig.from_dict(d)
+
+# %% ../nbs/08b_sweeps.ipynb #fad302a9
+def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
+                ) -> tuple[str, list[RunConfig]]:
+    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
+    one empty arm) times the grid's product times the seeds, in that order."""
+    name, base, grid, arms = _spec_parts(spec)
+    seeds = _spec_seeds(spec, len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)))
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
-    configs = []
-    for arm, combo in itertools.product(arms, itertools.product(*grid.values())):
-        for seed in seeds:
-            d = json.loads(json.dumps(base))                      # a deep copy of plain data
-            for key, value in [*arm.items(), *zip(grid, combo)]: _set(d, key, value)
-            d["seed"] = seed
-            for key in list(d):
-                if "." in key: _set(d, key, d.pop(key))
-            configs.append(RunConfig.from_dict(d))
+    configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
+               for arm, cell in itertools.product(arms, itertools.product(*grid.values())) for seed in seeds]
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids):
         i = next(i for i, r in enumerate(ids) if r in ids[:i])
@@ -264,11 +277,12 @@ def _record(db: ResultsDB, run_id: str, result: dict):
 def heartbeat(db_path: str | Path,                       # the results database
               run_ids: Callable[[], Iterable[str]],       # the runs whose leases to renew, asked at each beat
               lease: float | None = None,                 # seconds (default $DISENTLIT_LEASE, else 600)
-              every: float | None = None):                # seconds between beats (default: a quarter of the lease)
+              every: float | None = None,                 # seconds between beats (default: a quarter of the lease)
+              clock: Callable[[], float] = time.time):    # the database's clock (`ResultsDB`)
     "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection."
     every, stop = lease_seconds(lease) / 4 if every is None else every, threading.Event()
     def beat():
-        db = ResultsDB(db_path, create=False)
+        db = ResultsDB(db_path, create=False, clock=clock)
         try:
             while not stop.wait(every):
                 try: db.renew(run_ids())
@@ -378,7 +392,33 @@ def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int, progre
     torch.set_num_threads(max(1, threads))
     return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
 
+# %% ../nbs/08b_sweeps.ipynb #4e920e98
+def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots: int, lease, bar) -> int:
+    "Submit pending runs (`submit(config, out_dir) -> ref`) up to `slots` at a time, recording each as it ends."
+    import ray
+    in_flight, n = {}, 0
+    try:
+        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews their leases
+            while True:
+                while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
+                    in_flight[submit(claimed[1], out_root / claimed[0])] = claimed[0]
+                if not in_flight: return n
+                for ref in ray.wait(list(in_flight), num_returns=1)[0]:
+                    run_id = in_flight.pop(ref)
+                    try: _record(db, run_id, ray.get(ref))
+                    except Exception as e: db.fail(run_id, _error_text(e))
+                    n += 1; bar.update(1)
+    except BaseException:
+        for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
+        raise
+
 # %% ../nbs/08b_sweeps.ipynb #055199ee
+def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
+    "How many runs the Ray cluster takes at once, with `num_cpus` and `num_gpus` each."
+    have = ray.cluster_resources()
+    return max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9),
+                          have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
+
 def ray_engine(db: ResultsDB,                # the results database
                sweep: str,                   # the sweep whose pending runs to execute
                run_fn: Callable,             # `run_fn(config, out_dir, progress=, device=) -> result`
@@ -395,30 +435,10 @@ def ray_engine(db: ResultsDB,                # the results database
     if not ray.is_initialized():
         ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
-    have = ray.cluster_resources()
-    slots = max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9),
-                           have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
     bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
-    in_flight, n = {}, 0
-    try:
-        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews its tasks' leases
-            while True:
-                while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
-                    run_id, config = claimed
-                    ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)), False)
-                    in_flight[ref] = run_id
-                if not in_flight: break
-                done, _ = ray.wait(list(in_flight), num_returns=1)
-                for ref in done:
-                    run_id = in_flight.pop(ref)
-                    try: _record(db, run_id, ray.get(ref))
-                    except Exception as e: db.fail(run_id, _error_text(e))
-                    n += 1; bar.update(1)
-    except BaseException:
-        for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
-        raise
+    try: return _ray_runs(db, sweep, lambda c, d: task.remote(run_fn, c.to_dict(), str(d), int(max(1, num_cpus)), False),
+                          out_root, _ray_slots(ray, num_cpus, num_gpus), lease, bar)
     finally: bar.close()
-    return n
 
 # %% ../nbs/08b_sweeps.ipynb #3a514e5b
 ENGINES = dict(local=local_engine, ray=ray_engine)
@@ -453,6 +473,29 @@ def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
                              "the spec): the spec changed; give the changed spec a new name, or use another database")
 
 # %% ../nbs/08b_sweeps.ipynb #6451224f
+def _runs_folder(db_path: Path, out_root) -> Path:
+    "Where the run directories go (default: DB_runs beside the database), checked: the database's folder, writable."
+    if not db_path.parent.is_dir():
+        raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
+                             "is not): make the folder first")
+    if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
+    out_root = Path(out_root) if out_root else db_path.with_name(db_path.stem + "_runs")
+    try:
+        out_root.mkdir(parents=True, exist_ok=True)
+        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
+    except OSError as e:
+        raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
+    return out_root
+
+def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
+    "Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume` (stale runs back)."
+    if (known := sum(db.counts(name).values())) and not resume:
+        raise DisentlitError(f"{db.path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
+    if known: _same_runs(db, name, configs)
+    if resume: db.requeue_stale(lease)
+    db.add_runs(name, configs)
+
+# %% ../nbs/08b_sweeps.ipynb #6c7ff141
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
               engine: str = "local",              # one of `ENGINES`
@@ -470,25 +513,10 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
         raise DisentlitError(f"spec must be a mapping or the path of a spec file, got {type(spec).__name__}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
-    run_fn = run_fn or run
-    if not Path(db_path).parent.is_dir():
-        raise DisentlitError(f"{db_path}: no folder {Path(db_path).parent} (a results database is created, its folder "
-                             "is not): make the folder first")
-    if Path(db_path).exists(): ResultsDB(db_path, create=False).close()   # a foreign file is named before anything
-    out_root = Path(out_root) if out_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
+    out_root, db = _runs_folder(Path(db_path), out_root), ResultsDB(db_path)
     try:
-        out_root.mkdir(parents=True, exist_ok=True)
-        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e:
-        raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
-    db = ResultsDB(db_path)
-    try:
-        if (known := sum(db.counts(name).values())) and not resume:
-            raise DisentlitError(f"{db_path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
-        if known: _same_runs(db, name, configs)
-        if resume: db.requeue_stale(lease)
-        db.add_runs(name, configs)
+        _add_sweep(db, name, configs, resume, lease)
         with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
-            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
+            ENGINES[engine](db, name, run_fn or run, out_root, progress=progress, lease=lease, **engine_options)
         return db.counts(name)
     finally: db.close()
