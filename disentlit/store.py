@@ -25,7 +25,7 @@ from .training import RunConfig
 __all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
-SCHEMA_VERSION = 2                  # 2: the lease's heartbeat column (a version 1 file gains it at its first write)
+SCHEMA_VERSION = 2                  # the schema every results database has (runs with a lease's heartbeat)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
 _COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "host", "pid", "attempts", "created",
-            "started", "finished", "seconds")                   # every version's (heartbeat came with 2)
+            "started", "finished", "seconds", "heartbeat")      # the runs table's
 
 # %% ../nbs/08a_store.ipynb #143c00aa
 STATUSES = ("pending", "running", "done", "failed")             # the states of a run
@@ -79,6 +79,9 @@ class ResultsDB:
             elif version > SCHEMA_VERSION:
                 raise DisentlitError(f"{self.path} was written by a newer disentlit (schema {version}, this one reads "
                                      f"{SCHEMA_VERSION}); upgrade disentlit, the file was left untouched")
+            elif version < SCHEMA_VERSION:
+                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit wrote (this one reads "
+                                     f"{SCHEMA_VERSION}); the file was left untouched")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         except sqlite3.DatabaseError as e:
             raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file was left "
@@ -109,11 +112,7 @@ class ResultsDB:
                 self.con.execute("PRAGMA journal_mode=WAL"); self._wal = True
             self.con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
-        try:
-            if self._version() == 1:               # reading never changes a file; the first write brings it to 2
-                self.con.execute("ALTER TABLE runs ADD COLUMN heartbeat REAL")
-                self.con.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-            yield
+        try: yield
         except BaseException as e:
             self.con.execute("ROLLBACK")
             if isinstance(e, sqlite3.OperationalError): raise DisentlitError(_db_problem(self.path, e)) from None
