@@ -217,7 +217,8 @@ def train_config(args):
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
     config = RunConfig(dataset=args.dataset, dataset_params=parse_params(args.set), framework=args.framework,
-                       framework_params=params, loss=args.loss, loss_params=parse_params(args.loss_param, "--loss-param"),
+                       framework_params=params, loss=args.loss,
+                       loss_params=parse_params(args.loss_param, "--loss-param"),
                        latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
                        precision=args.precision, channels_last=args.channels_last, compile=args.compile,
                        checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,

@@ -273,7 +273,7 @@ def own_params(
     cls: type, # a framework class (its `Params` declare its own parameters)
     given: dict, # the parameters given to it
 ) -> dict:
-    "Every own parameter of `cls`: those `given`, checked, and the others at their defaults; `DisentlitError` naming them."
+    "Every own parameter of `cls`: those `given`, checked, the others at their defaults; `DisentlitError` names them."
     fields = dataclasses.fields(cls.Params)
     if unknown := [k for k in given if k not in {f.name for f in fields}]:
         raise DisentlitError(f"framework {cls.name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "

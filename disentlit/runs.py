@@ -128,7 +128,8 @@ def read_checkpoint(path: Path, map_location=None) -> dict:
     if not path.exists(): raise DisentlitError(f"no checkpoint at {path}")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
-        assert isinstance(state, dict) and {"config", "step", "model", "optimisers", "data_rng", "noise_rng"} <= set(state)
+        keys = {"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
+        assert isinstance(state, dict) and keys <= set(state)
     except Exception as e:
         raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
@@ -188,7 +189,8 @@ class RunDir(Recorder):
     def __init__(self,
                  out_dir: str | Path, # the run directory (made if needed)
                  config: RunConfig):  # the run: everything `fit` does not know of it (dataset, framework, loss)
-        self.out_dir, self.config, self.path, self.state, self.file, self.step = Path(out_dir), config, None, None, None, 0
+        self.out_dir, self.config, self.path = Path(out_dir), config, None
+        self.state, self.file, self.step = None, None, 0               # the checkpoint resumed, the log, its step
 
     @contextlib.contextmanager
     def open(self, config: RunConfig):
@@ -245,7 +247,8 @@ def point(self: RunDir, rec: dict):
     with writing(path, "learning curve"), open(path, "a") as f: f.write(json.dumps(rec, allow_nan=False) + "\n")
 
 @patch
-def due(self: RunDir, step: int) -> bool: return step % self.config.checkpoint_interval == 0 and step != self.config.steps
+def due(self: RunDir, step: int) -> bool:
+    return step % self.config.checkpoint_interval == 0 and step != self.config.steps
 
 @patch
 def checkpoint(self: RunDir, step: int, framework, optimisers, rng, noise):

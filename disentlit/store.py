@@ -80,8 +80,8 @@ class ResultsDB:
                 raise DisentlitError(f"{self.path} was written by a newer disentlit (schema {version}, this one reads "
                                      f"{SCHEMA_VERSION}); upgrade disentlit, the file was left untouched")
             elif version < SCHEMA_VERSION:
-                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit wrote (this one reads "
-                                     f"{SCHEMA_VERSION}); the file was left untouched")
+                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit wrote (this one "
+                                     f"reads {SCHEMA_VERSION}); the file was left untouched")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         except sqlite3.DatabaseError as e:
             raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file was left "

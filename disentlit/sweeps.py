@@ -436,8 +436,8 @@ def ray_engine(db: ResultsDB,                # the results database
         ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
     bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
-    try: return _ray_runs(db, sweep, lambda c, d: task.remote(run_fn, c.to_dict(), str(d), int(max(1, num_cpus)), False),
-                          out_root, _ray_slots(ray, num_cpus, num_gpus), lease, bar)
+    submit = lambda config, out_dir: task.remote(run_fn, config.to_dict(), str(out_dir), int(max(1, num_cpus)), False)
+    try: return _ray_runs(db, sweep, submit, out_root, _ray_slots(ray, num_cpus, num_gpus), lease, bar)
     finally: bar.close()
 
 # %% ../nbs/08b_sweeps.ipynb #3a514e5b

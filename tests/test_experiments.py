@@ -105,8 +105,8 @@ def _results(db) -> dict:
 
 
 def _phase(runs_root: Path, phase: str, lines: int = 10) -> bool:
-    """Whether some run directory is in `phase` right now: mid-training (`lines` steps logged, at least), trained but not
-    scored, or drawing its figures."""
+    """Whether some run directory is in `phase` right now: mid-training (`lines` steps logged, at least), trained but
+    not scored, or drawing its figures."""
     for d in runs_root.glob("*") if runs_root.exists() else []:
         has = lambda name: (d / name).exists()
         if phase == "training" and has("log.jsonl") and not has("result.json") and \

@@ -49,7 +49,7 @@ def test_killed_run_resumes_bit_for_bit(tmp_path, name):
     code = CHILD.format(config=config.to_dict(), kill_at=KILL_AT)
     p = subprocess.run([sys.executable, "-c", code, str(crashed)], capture_output=True, text=True, timeout=300)
     assert p.returncode == -signal.SIGKILL, p.stderr                                 # the kill happened
-    assert read_checkpoint(crashed / "checkpoint.pt")["step"] == 6                   # the last checkpoint before the kill
+    assert read_checkpoint(crashed / "checkpoint.pt")["step"] == 6              # the last checkpoint before the kill
     assert not list(crashed.glob(".*.tmp"))
 
     resumed, fw = _train(config, crashed)
