@@ -21,10 +21,11 @@ install: $(PY)
 demo: install
 	disentlit demo --out demo $(DEMO_ARGS)
 
-## The whole suite: every notebook (nbdev_test) and the pytest tests.
+## The whole suite: every notebook (nbdev_test) and the pytest tests, each on two processes (pytest-xdist: a test file
+## stays on one worker, so a file's fixtures are built once).
 test: install
 	nbdev_test --n_workers 2
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
 
 export: install
 	nbdev_export

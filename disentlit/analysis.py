@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import DisentlitError, writable_dir, _write_json
-from .training import load_run, read_config, read_curve, read_log
+from .core import DisentlitError, remove_orphans, save_figure, writable_dir, write_csv, write_json
+from .runs import load_run, read_config, read_curve, read_log
 from .evaluation import as_encode, encode_indices, latent_kl, udr
-from .store import ResultsDB, _flat, _write_table
-from .sweeps import curve_points, _save_figure
-from .statistics import (adjust_holm, compare, matching, varied_settings, _groups, _kind, _marker, _order,
-                                  _reference)
+from .store import flat_settings, ResultsDB
+from .sweeps import curve_points
+from .statistics import (adjust_holm, compare, group_rows, level_key, matching, reference_level, run_kind,
+                                  varied_settings)
 
 # %% auto #0
 __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'curve_row', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
@@ -37,7 +37,7 @@ def results_frame(db_path: str | Path,        # a results database
     for why in damaged: warnings.warn(why)
     out = []
     for r in rows:
-        config, res = _flat(r["config"]), r["result"]
+        config, res = flat_settings(r["config"]), r["result"]
         row = dict(id=r["id"], sweep=r["sweep"], **config, **r["metrics"], settings=list(config))
         row.update({f"final.{k}": v for k, v in res.get("final", {}).items()})
         ch = res.get("channels") or {}
@@ -53,7 +53,7 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
               ) -> dict:
     "A run directory as a `results_frame` row: its settings, its curve so far, the scores of its last point."
     config, curve = read_config(run_dir), read_curve(run_dir)
-    flat = _flat(config.to_dict())
+    flat = flat_settings(config.to_dict())
     row = dict(id=Path(run_dir).name, **flat, settings=list(flat), curve=curve_points(curve))
     if curve:
         last = curve[-1]
@@ -70,6 +70,12 @@ def _label(rows, metric: str) -> str:
     modes = sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")}) if metric.startswith("dci") else []
     return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
 
+# %% ../nbs/08d_analysis.ipynb #0c2ca1fb
+def _marker(kind: str, colour) -> dict:
+    "A run's marker: a cross when collapsed, an open circle when partly collapsed, else a filled circle."
+    if kind == "collapsed": return dict(marker="x", color=colour)
+    return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
+
 # %% ../nbs/08d_analysis.ipynb #f7503480
 def plot_arms(rows,              # `results_frame`'s rows
               metric: str,       # the score
@@ -84,7 +90,7 @@ def plot_arms(rows,              # `results_frame`'s rows
     for i, ((label, settings), colour) in enumerate(zip(arms.items(), plt.cm.tab10.colors)):
         rs = [r for r in matching(rows, settings) if isinstance(r.get(metric), (int, float))]
         for kind in ("whole", "partial", "collapsed"):
-            pts = [r[metric] for r in rs if _kind(r) == kind]
+            pts = [r[metric] for r in rs if run_kind(r) == kind]
             if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, linewidths=1.2, zorder=3,
                                **_marker(kind, colour))
         if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2, color=colour, lw=2.5)
@@ -116,21 +122,21 @@ def plot_comparison(rows,              # `results_frame`'s rows
     each group's effect against the reference level."""
     import matplotlib.pyplot as plt
     rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
-    levels = sorted({r[x] for r in rows}, key=_order)
+    levels = sorted({r[x] for r in rows}, key=level_key)
     if len(levels) < 2: return None
     ax = ax or plt.subplots(figsize=(5.5, 3.8))[1]
     numeric = all(isinstance(v, (int, float)) for v in levels) and x != "beta"
     pos = {v: (v if numeric else i) for i, v in enumerate(levels)}
     step = min(np.diff(sorted(pos.values()))) if len(levels) > 1 else 1
     within = varied_settings(rows, exclude=(x,))
-    groups = _groups(rows, within)
+    groups = group_rows(rows, within)
     effects = compare(rows, x, metric, reference, seed=seed) if effects is None else effects
     jitter = np.random.default_rng(seed)
     width = 0.6 * step / max(len(groups), 1)
     for i, ((key, group), colour) in enumerate(zip(groups.items(), plt.cm.tab10.colors)):
         shift = (i - (len(groups) - 1) / 2) * width
         for kind in ("whole", "partial", "collapsed"):
-            pts = [r for r in group if _kind(r) == kind]
+            pts = [r for r in group if run_kind(r) == kind]
             if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts],
                                [r[metric] for r in pts], s=22, alpha=0.8, linewidths=1.2, zorder=3,
                                **_marker(kind, colour))
@@ -146,11 +152,11 @@ def plot_comparison(rows,              # `results_frame`'s rows
         ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
     if any(r.get("collapsed") for r in rows):
         ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
-    if any(_kind(r) == "partial" for r in rows):
+    if any(run_kind(r) == "partial" for r in rows):
         ax.scatter([], [], facecolors="none", edgecolors="grey", marker="o",
                    label="partly collapsed run (draws fewer channels than it has)")
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
-    ax.set_xlabel(x + (f" (reference {_reference(levels, reference)})" if reference is not None else ""))
+    ax.set_xlabel(x + (f" (reference {reference_level(levels, reference)})" if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
     return ax
@@ -169,7 +175,7 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
                              layout="constrained")
     for ax, panel in zip(axes[:, 0], panels):
         value = (lambda p: p["channels_drawn"]) if panel == "channels drawn" else (lambda p: p["metrics"].get(panel))
-        for (key, group), colour in zip(_groups(rows, within).items(), plt.cm.tab10.colors):
+        for (key, group), colour in zip(group_rows(rows, within).items(), plt.cm.tab10.colors):
             by_step = {}
             for r in group:
                 pts = [(p["step"], value(p), p["channels_drawn"]) for p in r["curve"] if value(p) is not None]
@@ -208,7 +214,7 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
     for ax, loss in zip(axes[0], losses):
         at = {r["id"]: log for r, log in logs if r.get("loss", "") == loss}
         runs = [r for r, _ in logs if r["id"] in at]
-        for (key, group), colour in zip(_groups(runs, within).items(), plt.cm.tab10.colors):
+        for (key, group), colour in zip(group_rows(runs, within).items(), plt.cm.tab10.colors):
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
             for i, r in enumerate(group):
                 steps = [s for s in read_log(at[r["id"]]) if isinstance(s.get("recon"), (int, float))]
@@ -227,7 +233,7 @@ def udr_scores(rows: list[dict],        # `results_frame`'s rows
     """UDR of each run among the seeds of its configuration (two or more runs that differ only in `seed`), from the
     latent means and KLs of the same `n` observations, read from the run directories."""
     within, out = varied_settings(rows), []
-    for key, group in _groups(rows, within).items():
+    for key, group in group_rows(rows, within).items():
         group = [r for r in group if (Path(runs_root) / r["id"] / "config.json").exists()]
         if len(group) < 2: continue
         reps, kls = [], []
@@ -259,9 +265,10 @@ def figures(db_path: str | Path,                      # a results database
         of = f" of sweep {sweep!r}" if sweep is not None else ""
         raise DisentlitError(f"{db_path} holds no finished run{of}: nothing to draw")
     out_dir = writable_dir(out_dir, "figures folder")
+    remove_orphans(out_dir)                                   # what a figures process killed while writing left
     written, effects = [], []
     def save(fig, name):
-        _save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight"); written.append(out_dir / name)
+        save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight"); written.append(out_dir / name)
     metrics = [m for m in FIGURE_METRICS if any(isinstance(r.get(m), (int, float)) for r in rows)]
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
@@ -283,7 +290,7 @@ def figures(db_path: str | Path,                      # a results database
                                  layout="constrained")
         for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
             at = [r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss]
-            for key, group in _groups(at, others).items():
+            for key, group in group_rows(at, others).items():
                 ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
                            label=", ".join(f"{k}={v}" for k, v in zip(others, key)) or "all runs")
             ax.set_xlabel(f"final {loss} reconstruction loss"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
@@ -293,10 +300,10 @@ def figures(db_path: str | Path,                      # a results database
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs: save(plot_training_losses(logs), "loss_curves.png")
     if udr_rows := udr_scores(rows, runs_root, seed=seed):                # a sweep-level score: seeds against seeds
-        _write_table(out_dir / "udr.csv", udr_rows); written.append(out_dir / "udr.csv")
+        write_csv(out_dir / "udr.csv", udr_rows); written.append(out_dir / "udr.csv")
     if effects:
-        _write_table(out_dir / "effects.csv", effects)
-        _write_json(out_dir / "effects.json", effects)
+        write_csv(out_dir / "effects.csv", effects)
+        write_json(out_dir / "effects.json", effects)
         written += [out_dir / "effects.csv", out_dir / "effects.json"]
     db = ResultsDB(db_path, create=False)
     try: written.append(db.export_csv(out_dir / "results.csv", sweep=sweep))

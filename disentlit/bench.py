@@ -25,11 +25,12 @@ from .distances import d_pcv, factor_importance, mse
 from .models import AE, DecoderConv64, EncoderConv64
 from .family import framework_for, get_framework
 from .losses import AugmentedLoss, box_blur_loss, MSELoss
-from .training import fit, resolve_device, RunConfig, tune_allocator
+from .training import check_setting, fit, resolve_device, tune_allocator
 
 # %% auto #0
-__all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'd_pcv_one_pair_at_a_time', 'bench_distances',
-           'bench_loss', 'SyncCounter', 'host_syncs_per_step', 'projected_hours', 'bench_train']
+__all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text', 'd_pcv_one_pair_at_a_time', 'bench_distances',
+           'distances_text', 'bench_loss', 'loss_text', 'SyncCounter', 'host_syncs_per_step', 'projected_hours',
+           'bench_train', 'train_text']
 
 # %% ../nbs/10a_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -106,7 +107,7 @@ def bench_data(batch_size: int = 256,   # observations per batch
     return out
 
 # %% ../nbs/10a_bench.ipynb #9af912d3
-def _data_text(r: dict) -> str:
+def data_text(r: dict) -> str:
     return _lines(f"standardised batch of {r['batch_size']} XYSquares observations "
                   f"({r['torch_threads']} torch threads)",
                   [("vectorised", f"{r['vectorised_ms']:9.3f} ms"), ("one image at a time", f"{r['loop_ms']:9.3f} ms"),
@@ -148,7 +149,7 @@ def bench_distances(pairs: int = 50_000,     # pairs per row of Table A1
                 load_avg_1m=round(load, 2), table=table["factors"] + [table["random"]])
 
 # %% ../nbs/10a_bench.ipynb #10713b54
-def _distances_text(r: dict) -> str:
+def distances_text(r: dict) -> str:
     return _lines(f"Table A1 for XYSquares: {r['rows']} rows x {r['pairs']:,} pairs "
                   f"({r['torch_threads']} torch threads)",
                   [("vectorised", f"{r['vectorised_s']:8.2f} s"),
@@ -202,7 +203,7 @@ def bench_loss(radius: int = 31,          # of the box blur
     return res
 
 # %% ../nbs/10a_bench.ipynb #6865ec2c
-def _loss_text(r: dict) -> str:
+def loss_text(r: dict) -> str:
     return _lines(f"box-blur loss r={r['radius']} alpha={r['alpha']:g} on {'x'.join(map(str, r['batch']))}, "
                   f"forward + backward ({r['torch_threads']} torch threads, best of {r['repeats']})",
                   [("separable blur", f"{r['box_blur_loss_ms']:10.1f} ms"),
@@ -322,7 +323,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
     a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed, and counts `fit`'s host syncs
     per step (`host_syncs_per_step`)."""
     device = resolve_device(device)
-    RunConfig.check_setting("batch_size", batch_size)
+    check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
     data = get_dataset(dataset)
     # bad names or values fail before anything is timed
@@ -359,7 +360,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
     return out
 
 # %% ../nbs/10a_bench.ipynb #4944a435
-def _train_text(r: dict, params: dict, repeats: int) -> str:
+def train_text(r: dict, params: dict, repeats: int) -> str:
     "What `disentlit bench train` prints for the result `r` of one framework (given `params`) at its precisions."
     runs = r["runs"]
     given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"

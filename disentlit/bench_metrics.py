@@ -14,15 +14,15 @@ from threadpoolctl import threadpool_limits
 
 from .core import DisentlitError, human_bytes
 from .data import XYSquares
-from .models import EncoderConv64
+from .models import check_precision, EncoderConv64
 from .family import check_own_params, FRAMEWORKS
-from .training import MAX_BATCH_SIZE, RunConfig
+from .training import MAX_BATCH_SIZE
 from .metrics import (DCI_ES_DEPTHS, histogram_discretize, infomec_nmi, irs, loss_capacity, METRIC_NAMES,
                                METRICS, modularity_explicitness)
 from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData, relative_strength,
                                   udr)
-from .bench import (bench_data, bench_distances, bench_loss, bench_train, _data_text, _distances_text,
-                             _loss_text, _train_text)
+from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_text, distances_text,
+                             loss_text, train_text)
 
 # %% auto #0
 __all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs', 'naive_loss_capacity',
@@ -303,7 +303,7 @@ def _precisions(precision: str) -> list[str]:
     precisions = [p.strip() for p in precision.split(",")]
     if "" in precisions:
         raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, got {precision!r}")
-    return [RunConfig.check_setting("precision", p) for p in precisions]
+    return [check_precision(p) for p in precisions]
 
 # %% ../nbs/10b_bench_metrics.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
@@ -336,13 +336,13 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
             raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, got {v!r}")
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
-        return r, _data_text(r)
+        return r, data_text(r)
     if what == "distances":
         r = bench_distances(pairs)
-        return r, _distances_text(r)
+        return r, distances_text(r)
     if what == "loss":
         r = bench_loss(batch_size=batch_size, repeats=repeats or 5)
-        return r, _loss_text(r)
+        return r, loss_text(r)
     if what == "metrics":
         r = bench_metrics(fast=not exact, repeats=repeats or 2, batch_size=batch_size,
                           precision=precision.split(",")[0].strip(), progress=progress, reference=reference)
@@ -358,4 +358,4 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
             for p in precisions}
     r = dict(framework=framework, dataset="xysquares", batch_size=batch_size, channels_last=True,
              torch_threads=torch.get_num_threads(), runs=runs)
-    return r, _train_text(r, params, repeats or 3)
+    return r, train_text(r, params, repeats or 3)

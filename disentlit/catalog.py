@@ -15,11 +15,11 @@ import numpy as np
 
 from .core import check_seed, ChecksumError, CorruptFile, data_dir, DisentlitError, text_table
 from .data import GroundTruthData, Sprites, XYObject, XYSquares
-from .data_files import (check_cache, download, DSprites, FileDataset, RawFile, Shapes3D, SOURCES, verify,
-                                  _dsprites_example, _shapes3d_example)
-from .datasets import (Cars3D, ColorDSprites, ColorSprites, MPI3D_SETS, MPI3DReal, MPI3DRealistic, MPI3DToy,
-                                NoisyDSprites, NoisySprites, SmallNORB, _cars3d_example, _mpi3d_example,
-                                _smallnorb_example)
+from .data_files import (check_cache, download, DSprites, dsprites_example, FileDataset, RawFile, Shapes3D,
+                                  shapes3d_example, SOURCES, verify)
+from .datasets import (Cars3D, cars3d_example, ColorDSprites, ColorSprites, mpi3d_example, MPI3D_SETS,
+                                MPI3DReal, MPI3DRealistic, MPI3DToy, NoisyDSprites, NoisySprites, SmallNORB,
+                                smallnorb_example)
 
 # %% auto #0
 __all__ = ['EXAMPLE_SIZES', 'DATASETS', 'VIEW_PARAMS', 'write_example_source', 'convert', 'prepare', 'Relabelled', 'Fixed',
@@ -28,9 +28,9 @@ __all__ = ['EXAMPLE_SIZES', 'DATASETS', 'VIEW_PARAMS', 'write_example_source', '
 # %% ../nbs/01e_catalog.ipynb #c6e0b021
 EXAMPLE_SIZES = {"dsprites": (2, 2, 2, 2, 2), "shapes3d": (2, 2, 2, 2, 2, 2), "cars3d": (2, 3, 2),
                  "smallnorb": (2, 2, 2, 2, 2), **{f"mpi3d_{s}": (2, 2, 2, 1, 1, 2, 3) for s in MPI3D_SETS}}
-_EXAMPLES = {"dsprites": _dsprites_example, "shapes3d": _shapes3d_example, "cars3d": _cars3d_example,
-             "smallnorb": _smallnorb_example,
-             **{f"mpi3d_{s}": partial(_mpi3d_example, name=f"mpi3d_{s}") for s in MPI3D_SETS}}
+_EXAMPLES = {"dsprites": dsprites_example, "shapes3d": shapes3d_example, "cars3d": cars3d_example,
+             "smallnorb": smallnorb_example,
+             **{f"mpi3d_{s}": partial(mpi3d_example, name=f"mpi3d_{s}") for s in MPI3D_SETS}}
 
 def write_example_source(
     name: str, # a file-backed dataset: dsprites, shapes3d, cars3d, smallnorb, mpi3d_toy, ...

@@ -14,12 +14,10 @@ import sys
 import time
 from typing import Callable, Sequence
 
-from .core import DisentlitError, sigterm_as_interrupt, Terminated, _strict
-
 # %% auto #0
-__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'cmd_train',
-           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures',
-           'cmd_demo']
+__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'train_config',
+           'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep',
+           'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -31,6 +29,7 @@ class _Parser(argparse.ArgumentParser):
 # %% ../nbs/11_cli.ipynb #60d6cbb6
 def _fail(message: str):
     "Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like the package's."
+    from disentlit.core import DisentlitError           # here, not above: `disentlit --help` loads not even numpy
     raise DisentlitError(message)
 
 # %% ../nbs/11_cli.ipynb #d7da6027
@@ -75,7 +74,8 @@ def _one_line_warnings():
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
     "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
-    _print(json.dumps(_strict(obj), allow_nan=False) if as_json else text)
+    from disentlit.core import strict_json
+    _print(json.dumps(strict_json(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
+    from disentlit.core import DisentlitError, Terminated, sigterm_as_interrupt   # numpy loads once a command runs
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
@@ -205,12 +206,12 @@ def _add_datasets(d):
                    help="with --prepare: convert files you already have instead of downloading")
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
 
-# %% ../nbs/11_cli.ipynb #4a11c19e
-def cmd_train(args) -> int:
-    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
+# %% ../nbs/11_cli.ipynb #0a80355b
+def train_config(args):
+    "The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics' names checked."
+    from disentlit.evaluation import metric_plan
     from disentlit.family import check_own_params
-    from disentlit.evaluation import metric_plan, scorer
-    from disentlit.training import RunConfig, train
+    from disentlit.training import RunConfig
     params = check_own_params(args.framework, parse_params(args.param, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
@@ -219,51 +220,60 @@ def cmd_train(args) -> int:
                        framework_params=params, loss=args.loss,
                        loss_params=parse_params(args.loss_param, "--loss-param"),
                        latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                       precision=args.precision, channels_last=args.channels_last,
-                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every, compile=args.compile,
+                       precision=args.precision, channels_last=args.channels_last, compile=args.compile,
+                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,
                        metrics=tuple(m.strip() for m in args.metrics.split(",")))
     metric_plan(list(config.metrics))                                      # unknown metric names: refused up front
-    out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
-    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
+    return config
+
+# %% ../nbs/11_cli.ipynb #79374220
+def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
+    "What `disentlit train` says of result `r` of run `config` in `out`: as JSON data, and as text."
     terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
-    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=args.steps, dataset=args.dataset,
-               framework=args.framework, loss=args.loss, precision=r.get("precision", args.precision),
-               batch_size=args.batch_size,
-               final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
-               curve=[{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
-                      for p in r["curve"]])
-    if "message" in r: res["message"] = r["message"]
+    curve = [{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
+             for p in r["curve"]]
+    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=config.steps, dataset=config.dataset,
+               framework=config.framework, loss=config.loss, precision=r.get("precision", config.precision),
+               batch_size=config.batch_size, final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
+               curve=curve, **{"message": r["message"]} if "message" in r else {})
     shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
-    text = "\n".join([f"run {out}: {r['status']} at step {r['step']}/{args.steps}", "  " + shown,
-                      f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
-                      *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
-                        + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}"
-                        for p in res["curve"]]])
+    return res, "\n".join([f"run {out}: {r['status']} at step {r['step']}/{config.steps}", "  " + shown,
+                           f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
+                           *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
+                             + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}" for p in curve]])
+
+# %% ../nbs/11_cli.ipynb #85446e75
+def cmd_train(args) -> int:
+    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
+    from disentlit.evaluation import scorer
+    from disentlit.runs import train
+    config = train_config(args)
+    out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
+    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
+    res, text = _train_report(r, config, out)
     _emit(res, args.json, text)
-    if r["status"] != "done":
-        print(f"disentlit: {r['message']}", file=sys.stderr)
-        return 1
-    return 0
+    if r["status"] != "done": print(f"disentlit: {r['message']}", file=sys.stderr)
+    return 0 if r["status"] == "done" else 1
 
 # %% ../nbs/11_cli.ipynb #4e0f5cef
 @command("train", "train a framework on a dataset and write a run directory", cmd_train)
 def add_train_parser(t):
     "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
     from disentlit.losses import LOSSES
-    from disentlit.family import FRAMEWORKS
-    from disentlit.training import MAX_BATCH_SIZE, PRECISION_CHOICES, RunConfig
+    from disentlit.family import FRAMEWORKS, framework_params, params_help
+    from disentlit.models import PRECISION_CHOICES
+    from disentlit.training import MAX_BATCH_SIZE, RunConfig
     d = RunConfig()
     t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
     t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
     t.add_argument("--loss", default=d.loss, metavar="NAME",
                    help=f"reconstruction loss, one of: {', '.join(LOSSES)} (default {d.loss})")
-    t.add_argument("--beta", type=float, default=None,
-                   help="shorthand for --param beta=B (betavae, adagvae, adamlvae, betatcvae)")
+    with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
+    t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
     t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a framework parameter, e.g. gamma=20 (factorvae) or encoder_type=uniform (wae); repeatable; "
-                        "an unknown key is refused with the list the framework accepts")
+                   help=f"a framework parameter, repeatable; each framework's: {params_help()}")
     t.add_argument("--latents", type=int, default=d.latents, help=f"latent units D (default {d.latents})")
     t.add_argument("--steps", type=int, default=d.steps, help=f"total training steps (default {d.steps})")
     t.add_argument("--batch-size", type=int, default=d.batch_size,

@@ -24,9 +24,10 @@ from tqdm.asyncio import tqdm as _log_tqdm
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'PAGE_WIDTH_IN', 'MIN_FONT_PT',
            'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease',
-           'setting', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write', 'Terminated',
-           'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count',
-           'small_text', 'writable_dir', 'text_table']
+           'setting', 'lease_seconds', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write',
+           'remove_orphans', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
+           'progress_bar', 'check_count', 'check_positive', 'small_text', 'writable_dir', 'finite_json', 'strict_json',
+           'write_json', 'write_csv', 'save_figure', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -110,6 +111,13 @@ def setting(
     except (ValueError, OverflowError):                   # DisentlitError is a ValueError too
         raise DisentlitError(f"{name}={os.environ[name]!r} is not accepted: give {accepted}, or unset it") from None
 
+# %% ../nbs/00_core.ipynb #4edf8747
+def lease_seconds(
+    lease: float | None = None, # seconds, or None: the setting
+) -> float:
+    "A sweep's lease in seconds: `lease` checked (`check_lease`), else `$DISENTLIT_LEASE`, else `DEFAULT_LEASE`."
+    return setting("DISENTLIT_LEASE") if lease is None else check_lease(lease)
+
 # %% ../nbs/00_core.ipynb #b324fd09
 def data_dir() -> Path: # the folder, made if it did not exist
     "Where datasets and cached statistics live: `$DISENTLIT_DATA`, else `~/.cache/disentlit`."
@@ -169,6 +177,22 @@ def atomic_write(
     `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
     with writing(path, what), atomic_path(path) as tmp: write(tmp)
     return Path(path)
+
+# %% ../nbs/00_core.ipynb #c3be327a
+def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
+                   ) -> int:
+    "Remove the temporary files of `atomic_path` in `folder` whose process no longer runs; returns how many."
+    def gone(pid: int) -> bool:
+        try: os.kill(pid, 0)
+        except (ProcessLookupError, OverflowError): return True
+        except (PermissionError, OSError): return False
+        return False
+    removed = 0
+    for tmp in Path(folder).glob(".*.tmp"):
+        pid = tmp.name.split(".")[-3] if tmp.name.count(".") >= 4 else ""
+        if pid.isdigit() and gone(int(pid)):
+            with contextlib.suppress(OSError): tmp.unlink(); removed += 1
+    return removed
 
 # %% ../nbs/00_core.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):
@@ -275,6 +299,17 @@ def check_count(
     check_memory(int(n) * bytes_each, f"{int(n):,} of them ({name})", "ask for fewer")
     return int(n)
 
+# %% ../nbs/00_core.ipynb #b3caa819
+def check_positive(
+    n, # the value given for a count
+    name: str = "n", # what to call it in the error message
+    hint: str = "", # what else is accepted, e.g. " (or None: the dataset's)"
+) -> int:
+    "A count of at least one: a whole number >= 1; `DisentlitError` otherwise."
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {n!r}")
+    return int(n)
+
 # %% ../nbs/00_core.ipynb #8e67933a
 PAGE_WIDTH_IN = 6.4        # inches: the width figures are shown at (the site's column, the demo's report)
 MIN_FONT_PT = 7.0          # points at that width: the smallest text a figure may show
@@ -302,23 +337,40 @@ def writable_dir(path: str | Path,          # the folder
     return path
 
 # %% ../nbs/00_core.ipynb #dbfe2d65
-def _finite_json(v):
+def finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
     return v if not isinstance(v, float) or math.isfinite(v) else None
 
 # %% ../nbs/00_core.ipynb #b967b117
-def _strict(o):
+def strict_json(o):
     "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
-    if isinstance(o, dict): return {str(k): _strict(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_strict(v) for v in o]
-    if hasattr(o, "tolist"): return _strict(o.tolist())
+    if isinstance(o, dict): return {str(k): strict_json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)): return [strict_json(v) for v in o]
+    if hasattr(o, "tolist"): return strict_json(o.tolist())
     if isinstance(o, float) and not math.isfinite(o): return None
     return o if isinstance(o, (str, int, float, bool, type(None))) else str(o)
 
 # %% ../nbs/00_core.ipynb #911cf94d
-def _write_json(path: Path, obj):
+def write_json(path: Path, obj):
     "Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a rename)."
-    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(_strict(obj), allow_nan=False)), "JSON file")
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(strict_json(obj), allow_nan=False)), "JSON file")
+
+# %% ../nbs/00_core.ipynb #9a015b25
+def write_csv(path: Path, rows: list[dict]):
+    "`rows` as a CSV file with the union of their keys as columns, written atomically."
+    import csv
+    cols = list(dict.fromkeys(k for row in rows for k in row))
+    def write(tmp):
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
+    atomic_write(path, write, "table")
+
+# %% ../nbs/00_core.ipynb #6c641bc7
+def save_figure(fig, path: Path, dpi: int, **kwargs):
+    "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
+    import matplotlib.pyplot as plt
+    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
+    finally: plt.close(fig)
 
 # %% ../nbs/00_core.ipynb #ba9a56ca
 def text_table(rows: list[list[str]],     # the header row, then one row per line

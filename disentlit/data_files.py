@@ -32,10 +32,11 @@ from .core import (atomic_path, atomic_write, ChecksumError, CorruptFile, data_d
 from .data import GroundTruthData
 
 # %% auto #0
-__all__ = ['SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES', 'SHAPES3D_SIZES', 'RawFile',
-           'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache', 'copy_in_order', 'reading',
-           'check_cache', 'factor_order', 'resize_images', 'FileDataset', 'convert_dsprites', 'DSprites',
-           'dsprites_index', 'convert_shapes3d', 'Shapes3D', 'pixel_index']
+__all__ = ['NORB_TRAIN', 'NORB_TEST', 'SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES',
+           'SHAPES3D_SIZES', 'RawFile', 'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache',
+           'copy_in_order', 'reading', 'check_cache', 'factor_order', 'resize_images', 'FileDataset',
+           'convert_dsprites', 'DSprites', 'grid_positions', 'dsprites_example', 'dsprites_index', 'convert_shapes3d',
+           'Shapes3D', 'shapes3d_example', 'pixel_index']
 
 # %% ../nbs/01c_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class RawFile:
 # %% ../nbs/01c_data_files.ipynb #ae86143e
 _NORB = "https://cs.nyu.edu/~ylclab/data/norb-v1.0-small/"
 _MPI3D = "https://storage.googleapis.com/disentanglement_dataset/Final_Dataset/"
-_TRAIN, _TEST = "smallnorb-5x46789x9x18x6x2x96x96-training", "smallnorb-5x01235x9x18x6x2x96x96-testing"
+NORB_TRAIN, NORB_TEST = "smallnorb-5x46789x9x18x6x2x96x96-training", "smallnorb-5x01235x9x18x6x2x96x96-testing"
 
 SOURCES: dict[str, tuple[RawFile, ...]] = {
     "dsprites": (RawFile("dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz",
@@ -67,12 +68,12 @@ SOURCES: dict[str, tuple[RawFile, ...]] = {
         "md5:4e866a7919c1beedf53964e6f7a23686"),),
     "smallnorb": tuple(RawFile(f"{stem}-{part}.mat.gz", f"{_NORB}{stem}-{part}.mat.gz", f"sha256:{sha}", size)
         for stem, part, sha, size in [
-            (_TRAIN, "dat", "5ffd6272a07d32695ee1082a26a41a93a37aab8c28da047f8c34ed348d214873", 131896188),
-            (_TRAIN, "cat", "2784e542c1922060691090952b6cd6278879a216c90f81476f0f00256d42cdaa", 348),
-            (_TRAIN, "info", "de7eb932ebe7a4ee16217fead60660d0eb3d23632c2f4d1c51f88c501c17bf32", 71052),
-            (_TEST, "dat", "cf7104eed3e51174d2f65b66d1e5878b9da233b886f161b0d88f4510ba2c7474", 130799817),
-            (_TEST, "cat", "ecaf6d5bb8c3bc5eab9cf0258f6d2198dd474e016e374836fc097f2e5ff509ff", 347),
-            (_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2", 10428)]),
+            (NORB_TRAIN, "dat", "5ffd6272a07d32695ee1082a26a41a93a37aab8c28da047f8c34ed348d214873", 131896188),
+            (NORB_TRAIN, "cat", "2784e542c1922060691090952b6cd6278879a216c90f81476f0f00256d42cdaa", 348),
+            (NORB_TRAIN, "info", "de7eb932ebe7a4ee16217fead60660d0eb3d23632c2f4d1c51f88c501c17bf32", 71052),
+            (NORB_TEST, "dat", "cf7104eed3e51174d2f65b66d1e5878b9da233b886f161b0d88f4510ba2c7474", 130799817),
+            (NORB_TEST, "cat", "ecaf6d5bb8c3bc5eab9cf0258f6d2198dd474e016e374836fc097f2e5ff509ff", 347),
+            (NORB_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2", 10428)]),
     # MPI3D: no published checksums; the MD5 of each whole file as nmichlo/disent records them
     **{f"mpi3d_{s}": (RawFile(f"mpi3d_{s}.npz", f"{_MPI3D}mpi3d_{s}.npz", f"md5:{md5}"),) for s, md5 in [
         ("toy", "55889cb7c7dfc655d6e0277beee88868"), ("realistic", "59a6225b88b635365f70c91b3e52f70f"),
@@ -369,12 +370,12 @@ class DSprites(FileDataset):
     converter = staticmethod(convert_dsprites)
 
 # %% ../nbs/01c_data_files.ipynb #4688852c
-def _grid(sizes) -> np.ndarray:
+def grid_positions(sizes) -> np.ndarray:
     "All positions of a factor space in C order: (prod(sizes), F)."
     return np.stack(np.unravel_index(np.arange(math.prod(sizes)), sizes), axis=1)
 
-def _dsprites_example(folder: Path, sizes, rng) -> Path:
-    pos, n = _grid(sizes), math.prod(sizes)
+def dsprites_example(folder: Path, sizes, rng) -> Path:
+    pos, n = grid_positions(sizes), math.prod(sizes)
     imgs = np.zeros((n, 64, 64), np.uint8)
     imgs[:, 0, :20] = (np.arange(n)[:, None] >> np.arange(20)) & 1        # index i in the bits of row 0
     classes = np.concatenate([np.zeros((n, 1), np.int64), pos], axis=1)
@@ -422,8 +423,8 @@ class Shapes3D(FileDataset):
 # %% ../nbs/01c_data_files.ipynb #364663f5
 _SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30))
 
-def _shapes3d_example(folder: Path, sizes, rng) -> Path:
-    pos, n = _grid(sizes), math.prod(sizes)
+def shapes3d_example(folder: Path, sizes, rng) -> Path:
+    pos, n = grid_positions(sizes), math.prod(sizes)
     values = np.stack([np.linspace(lo, hi, s)[p] for (lo, hi), s, p in zip(_SHAPES3D_RANGES, sizes, pos.T)], axis=1)
     images = np.zeros((n, 64, 64, 3), np.uint8)
     images[..., 0], images[..., 1] = (np.arange(n) % 256)[:, None, None], (np.arange(n) // 256)[:, None, None]

@@ -19,14 +19,15 @@ import numpy as np
 
 from .core import CorruptFile, data_dir, DisentlitError
 from .data import channel_moments, GroundTruthData, Sprites
-from .data_files import (copy_in_order, DSprites, factor_order, FileDataset, reading, resize_images, SOURCES,
-                                  writing_cache, _grid, _TEST, _TRAIN)
+from .data_files import (copy_in_order, DSprites, factor_order, FileDataset, grid_positions, NORB_TEST,
+                                  NORB_TRAIN, reading, resize_images, SOURCES, writing_cache)
 
 # %% auto #0
 __all__ = ['CARS3D_NAMES', 'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'MPI3D_NAMES', 'MPI3D_SIZES',
-           'MPI3D_SETS', 'SPRITE_VARIANTS', 'convert_cars3d', 'Cars3D', 'read_norb_matrix', 'write_norb_matrix',
-           'convert_smallnorb', 'SmallNORB', 'convert_mpi3d', 'MPI3D', 'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal',
-           'hash_uniform', 'SpriteVariant', 'ColorSprites', 'NoisySprites', 'ColorDSprites', 'NoisyDSprites']
+           'MPI3D_SETS', 'SPRITE_VARIANTS', 'convert_cars3d', 'Cars3D', 'cars3d_example', 'read_norb_matrix',
+           'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'smallnorb_example', 'convert_mpi3d', 'MPI3D',
+           'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal', 'mpi3d_example', 'hash_uniform', 'SpriteVariant', 'ColorSprites',
+           'NoisySprites', 'ColorDSprites', 'NoisyDSprites']
 
 # %% ../nbs/01d_datasets.ipynb #111d7019
 CARS3D_NAMES = ("elevation", "azimuth", "object_type")
@@ -75,7 +76,7 @@ class Cars3D(FileDataset):
     converter = staticmethod(convert_cars3d)
 
 # %% ../nbs/01d_datasets.ipynb #d2a1ee3b
-def _cars3d_example(folder: Path, sizes, rng) -> Path:
+def cars3d_example(folder: Path, sizes, rng) -> Path:
     from scipy.io import savemat
     E, A, O = sizes
     names = [f"car_{i:03d}_mesh" for i in rng.permutation(O) + 1]        # list.txt order, not sorted
@@ -187,9 +188,9 @@ class SmallNORB(FileDataset):
 # %% ../nbs/01d_datasets.ipynb #7c1bcbc0
 _NORB_INSTANCES = {"train": (4, 6, 7, 8, 9), "test": (0, 1, 2, 3, 5)}
 
-def _smallnorb_example(folder: Path, sizes, rng) -> Path:
-    pos, n = _grid(sizes), math.prod(sizes)
-    for split, stem in zip(SPLITS, (_TRAIN, _TEST)):
+def smallnorb_example(folder: Path, sizes, rng) -> Path:
+    pos, n = grid_positions(sizes), math.prod(sizes)
+    for split, stem in zip(SPLITS, (NORB_TRAIN, NORB_TEST)):
         perm = rng.permutation(n)
         left = np.broadcast_to(np.arange(n, dtype=np.uint8)[:, None, None], (n, 96, 96))
         dat = np.stack([left, 255 - left], axis=1)
@@ -273,11 +274,11 @@ class MPI3DReal(MPI3D):
     name = "mpi3d_real"
 
 # %% ../nbs/01d_datasets.ipynb #42f26503
-def _mpi3d_example(folder: Path, sizes, rng, name: str = "mpi3d_toy") -> Path:
+def mpi3d_example(folder: Path, sizes, rng, name: str = "mpi3d_toy") -> Path:
     n = math.prod(sizes)
     images = np.zeros((n, 64, 64, 3), np.uint8)
     images[..., 0], images[..., 1] = (np.arange(n) % 256)[:, None, None], (np.arange(n) // 256)[:, None, None]
-    images[..., 2] = (40 * _grid(sizes)[:, 0])[:, None, None]
+    images[..., 2] = (40 * grid_positions(sizes)[:, 0])[:, None, None]
     path = folder / SOURCES[name][0].filename
     np.savez(path, images=images)
     return path

@@ -13,7 +13,8 @@ import numpy as np
 
 from .core import atomic_write, text_table, writable_dir
 from .catalog import datasets_table
-from .training import load_run, RunConfig
+from .training import check_setting
+from .runs import load_run
 from .store import ResultsDB
 from .sweeps import run_sweep
 from .analysis import figures
@@ -227,15 +228,15 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     from disentlit.data import plot_traversals
     from disentlit.catalog import get_dataset, list_datasets
     from disentlit.distances import dataset_report, overlap_study, plot_overlap_study, traversal_distance_matrices
-    from disentlit.sweeps import _save_figure
+    from disentlit.core import save_figure
     from disentlit.losses import get_loss
     from disentlit.traversals import plot_reconstructions
     t0 = time.perf_counter()
-    RunConfig.check_setting("steps", steps)
+    check_setting("steps", steps)
     out = writable_dir(out, "demo folder")
     say(datasets_table(list_datasets()))
     data = get_dataset("xysquares")
-    _save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png", dpi=90)
+    save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png", dpi=90)
     say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
     reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=5000, traversals=128, progress=progress)
                for loss in LABELS}
@@ -244,7 +245,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
     say(text_table([["factor", "mean MSE", "mean box-blur loss"]]
                    + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
-    _save_figure(plot_overlap_study(overlap_study(n=128)), out / "overlap_study.png", dpi=100)
+    save_figure(plot_overlap_study(overlap_study(n=128)), out / "overlap_study.png", dpi=100)
     say(f"\n2. A beta-VAE trained {steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
     db_path = out / "demo.sqlite"
     counts = run_sweep(demo_spec(steps), db_path, resume=True, progress=progress)
@@ -256,12 +257,12 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
                                                               for v in r[1:3]] for r in scores["rows"]]))
     figs = figures(db_path, out / "figures", sweep="demo") if runs else []
     models = {LABELS[l]: load_run(out / "demo_runs" / runs[l]["id"])[0] for l in LABELS if l in runs}
-    if models: _save_figure(plot_reconstructions(models, data, n=6, seed=1), out / "reconstructions.png", dpi=100)
+    if models: save_figure(plot_reconstructions(models, data, n=6, seed=1), out / "reconstructions.png", dpi=100)
     perceived = {loss: traversal_distance_matrices(data, n=64, distance=get_loss(loss).distance,
                                                    factors=["x_R"])["x_R"]["pcv"] for loss in LABELS}
     dci = {LABELS[l]: [runs[l]["metrics"]["dci.disentanglement"]] for l in LABELS
            if l in runs and "dci.disentanglement" in runs[l]["metrics"]}
-    _save_figure(plot_headline({"MSE: every step\nlooks equally far": perceived["mse"],
+    save_figure(plot_headline({"MSE: every step\nlooks equally far": perceived["mse"],
                                 "box blur: nearer positions\nlook nearer": perceived["box_blur"]}, dci,
                                title="what each model learns\n(one seed each)"), out / "headline.png", dpi=110)
     first = conclusion(runs, steps)

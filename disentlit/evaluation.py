@@ -18,10 +18,11 @@ from threadpoolctl import threadpool_limits
 
 from .core import check_seed, DisentlitError, progress_bar
 from .data import GroundTruthData, XYSquares
-from .models import kl_normal
-from .training import load_run, RunConfig
-from .metrics import (dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
-                               modularity_explicitness, sap, _check_zy, _standardise)
+from .models import check_precision, kl_normal, PRECISIONS
+from .training import RunConfig
+from .runs import load_run
+from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
+                               modularity_explicitness, sap, standardise_columns)
 
 # %% auto #0
 __all__ = ['UDR_CORRELATIONS', 'ACTIVE_KL', 'DRAWN_RATIO', 'relative_strength', 'udr', 'metric_defaults', 'metric_plan',
@@ -37,7 +38,7 @@ def _similarity(a, b, correlation: str, alpha: float, seed: int) -> np.ndarray:
         from sklearn.linear_model import Lasso
         return np.abs(Lasso(alpha=alpha, random_state=seed).fit(a, b).coef_).reshape(b.shape[1], a.shape[1]).T
     from scipy.stats import rankdata
-    ra, rb = (_standardise(r, r)[0] for r in (rankdata(a, axis=0), rankdata(b, axis=0)))
+    ra, rb = (standardise_columns(r, r)[0] for r in (rankdata(a, axis=0), rankdata(b, axis=0)))
     return np.abs(ra.T @ rb / len(a))
 
 def relative_strength(R) -> float:
@@ -59,13 +60,13 @@ def udr(
     if correlation not in UDR_CORRELATIONS:
         raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: {', '.join(UDR_CORRELATIONS)}")
     if len(reps) < 2: raise DisentlitError(f"udr: needs at least 2 models, got {len(reps)}")
-    reps = [_check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
+    reps = [check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
     if len({len(r) for r in reps}) > 1:
         raise DisentlitError(f"udr: every model must encode the same observations, got {[len(r) for r in reps]} rows")
     if kl is not None and (len(kl) != len(reps) or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
         raise DisentlitError("udr: kl must give one value per latent for every model")
     keep = [np.ones(r.shape[1], bool) for r in reps] if kl is None else [np.asarray(k) > kl_threshold for k in kl]
-    reps = [_standardise(r, r)[0] * m for r, m in zip(reps, keep)]
+    reps = [standardise_columns(r, r)[0] * m for r, m in zip(reps, keep)]
     M = len(reps)
     pair = np.zeros((M, M))
     for a in range(M):
@@ -317,8 +318,7 @@ def as_encode(
 ) -> Callable:
     """An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder),
     run on the model's device (host batches are moved there) under that device's autocast."""
-    if precision not in ("fp32", "bf16"):
-        raise DisentlitError(f"unknown precision {precision!r}; accepted: fp32, bf16")
+    check_precision(precision, PRECISIONS)
     model.eval()
     if channels_last: model.to(memory_format=torch.channels_last)
     fn = model.encode if hasattr(model, "encode") else model

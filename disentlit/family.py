@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
+import dataclasses
 import math
 from typing import Callable, Sequence
 
@@ -16,16 +16,15 @@ from torch import nn
 
 from .core import DisentlitError
 from .data import GroundTruthData
-from .distances import mse
-from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, DecoderConv64, DecoderFC, EncoderConv64,
-                              EncoderFC, init_glorot, kl_normal, native_bf16, reparameterise, VAE, _check, _check_int,
-                              _check_shape, _check_weight)
+from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_network, check_obs_shape, check_precision,
+                              check_weight, count, DecoderConv64, DecoderFC, EncoderConv64, EncoderFC, init_glorot,
+                              kl_normal, native_bf16, own_params, param, reparameterise, VAE, weight)
 
 # %% auto #0
-__all__ = ['TC_ESTIMATORS', 'DISC_PRECISIONS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density',
-           'tc_decomposition', 'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'discriminate', 'FactorVAE',
-           'dip_penalty', 'batch_cov', 'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'framework_params', 'check_own_params',
-           'recon_spec', 'get_framework', 'framework_for']
+__all__ = ['TC_ESTIMATORS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition',
+           'BetaTCVAE', 'permute_dims', 'mlp_discriminator', 'discriminate', 'FactorVAE', 'dip_penalty', 'batch_cov',
+           'DIPVAE', 'DIPVAE2', 'mmd_imq', 'WAE', 'framework_params', 'check_own_params', 'params_help',
+           'get_framework', 'framework_for']
 
 # %% ../nbs/03b_family.ipynb #fe8f1a5a
 def _check_min_batch(framework, batch_size: int, least: int, why: str):
@@ -37,14 +36,14 @@ class AnnealedVAE(VAE):
     "AnnealedVAE (Burgess et al. 2017): gamma * |KL - C|, C rising linearly from 0 to c_max over `iterations` updates."
     name, reg_per_observation = "annealedvae", True
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 gamma: float = 1000.0, # the weight of |KL - C|
-                 c_max: float = 5.0, # the final capacity C, in nats
-                 iterations: int = 100_000): # the updates over which C rises from 0 to c_max
-        super().__init__(encoder, decoder, recon)
-        self.gamma, self.c_max = _check_weight("gamma", gamma), _check_weight("c_max", c_max)
-        self.iterations = _check_int("iterations", iterations)
+    @dataclasses.dataclass
+    class Params:
+        gamma: float = weight(1000.0, "the weight of |KL - C|")
+        c_max: float = weight(5.0, "the final capacity C, in nats")
+        iterations: int = count(100_000, "the updates over which C rises from 0 to c_max")
+
+    def __init__(self, encoder, decoder, recon=None, **params):
+        super().__init__(encoder, decoder, recon, **params)
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
     def capacity(self,
@@ -117,19 +116,19 @@ class BetaTCVAE(VAE):
     "beta-TCVAE (Chen et al. 2018): alpha * MI + beta * TC + gamma * dimension-wise KL, estimated on the minibatch."
     name, reg_per_observation = "betatcvae", True
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 alpha: float = 1.0, # the weight of the index-code mutual information
-                 beta: float = 6.0, # the weight of the total correlation
-                 gamma: float = 1.0, # the weight of the dimension-wise KL
-                 estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
-                 dataset_size: int | None = None): # N of the estimator (None: the training data's, at `setup`)
-        super().__init__(encoder, decoder, recon)
-        self.alpha, self.beta, self.gamma = (_check_weight(k, v) for k,
-                                             v in dict(alpha=alpha, beta=beta, gamma=gamma).items())
-        if dataset_size is not None: _check_int("dataset_size", dataset_size, " (or None: the dataset's)")
-        self.estimator, self.dataset_size = _check_estimator(estimator), dataset_size
-        self.data_size = dataset_size               # N of the estimator: given, or the training data's (`setup`)
+    @dataclasses.dataclass
+    class Params:
+        alpha: float = weight(1.0, "the weight of the index-code mutual information")
+        beta: float = weight(6.0, "the weight of the total correlation")
+        gamma: float = weight(1.0, "the weight of the dimension-wise KL")
+        estimator: str = param("mws", "'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)",
+                               lambda v, name: _check_estimator(v))
+        dataset_size: int | None = count(None, "N of the estimator (None: the training data's, at `setup`)",
+                                         " (or None: the dataset's)")
+
+    def __init__(self, encoder, decoder, recon=None, **params):
+        super().__init__(encoder, decoder, recon, **params)
+        self.data_size = self.dataset_size          # N of the estimator: given, or the training data's (`setup`)
 
     def setup(self, data, batch_size):
         self.data_size = self.dataset_size or len(data)
@@ -164,9 +163,6 @@ def mlp_discriminator(
     sizes, mods = [latents] + [width] * layers, []
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
-
-# %% ../nbs/03b_family.ipynb #bb9f26d6
-DISC_PRECISIONS = ("auto", "fp32", "bf16")
 
 # %% ../nbs/03b_family.ipynb #72b9e6f4
 def discriminate(
@@ -214,21 +210,18 @@ class FactorVAE(VAE):
     "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
     name, reg_per_observation, extra_objectives = "factorvae", True, ("disc_loss",)
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 gamma: float = 40.0, # the weight of the total correlation
-                 disc_width: int = 1000, # units per hidden layer of the discriminator
-                 disc_layers: int = 6, # hidden layers of the discriminator
-                 disc_lr: float = 1e-4, # the discriminator's learning rate
-                 disc_precision: str = "auto"): # 'auto', 'fp32' or 'bf16' for the discriminator's passes
-        super().__init__(encoder, decoder, recon)
-        self.gamma, self.disc_lr = _check_weight("gamma", gamma), _check_weight("disc_lr", disc_lr, positive=True)
-        self.disc_width, self.disc_layers = _check_int("disc_width", disc_width), _check_int("disc_layers",
-                                                                                             disc_layers)
-        if disc_precision not in DISC_PRECISIONS:
-            raise DisentlitError(f"unknown disc_precision {disc_precision!r}; accepted: {', '.join(DISC_PRECISIONS)}")
-        self.disc_precision = disc_precision
-        self.discriminator = mlp_discriminator(encoder.latents, disc_width, disc_layers)
+    @dataclasses.dataclass
+    class Params:
+        gamma: float = weight(40.0, "the weight of the total correlation")
+        disc_width: int = count(1000, "units per hidden layer of the discriminator")
+        disc_layers: int = count(6, "hidden layers of the discriminator")
+        disc_lr: float = weight(1e-4, "the discriminator's learning rate", positive=True)
+        disc_precision: str = param("auto", "'auto', 'fp32' or 'bf16' for the discriminator's passes",
+                                    lambda v, name: check_precision(v, name=name))
+
+    def __init__(self, encoder, decoder, recon=None, **params):
+        super().__init__(encoder, decoder, recon, **params)
+        self.discriminator = mlp_discriminator(encoder.latents, self.disc_width, self.disc_layers)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
 
@@ -287,13 +280,15 @@ class DIPVAE(VAE):
     penalised_cov = "mu"
     default_od, d_factor = 2.0, 10.0                # Table 1: lambda_d = 10 lambda_od for DIP-VAE-I
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 lambda_od: float | None = None, # the off-diagonal weight (None: `default_od`)
-                 lambda_d: float | None = None): # the diagonal weight (None: `d_factor` times lambda_od)
-        super().__init__(encoder, decoder, recon)
-        self.lambda_od = _check_weight("lambda_od", self.default_od if lambda_od is None else lambda_od)
-        self.lambda_d = _check_weight("lambda_d", self.d_factor * self.lambda_od if lambda_d is None else lambda_d)
+    @dataclasses.dataclass
+    class Params:
+        lambda_od: float | None = param(None, "the off-diagonal weight (None: `default_od`)", check_weight)
+        lambda_d: float | None = param(None, "the diagonal weight (None: `d_factor` times lambda_od)", check_weight)
+
+    def __init__(self, encoder, decoder, recon=None, **params):
+        super().__init__(encoder, decoder, recon, **params)
+        if self.lambda_od is None: self.lambda_od = self.default_od
+        if self.lambda_d is None: self.lambda_d = self.d_factor * self.lambda_od
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "a covariance over the batch")
 
@@ -327,26 +322,23 @@ def mmd_imq(
 # %% ../nbs/03b_family.ipynb #c58130d8
 WAE_ENCODERS = ("gaussian", "uniform")
 
+def _check_wae_encoder(encoder_type: str) -> str:
+    if encoder_type not in WAE_ENCODERS:
+        raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: {', '.join(WAE_ENCODERS)}")
+    return encoder_type
+
 class WAE(AE):
     """WAE-MMD (Tolstikhin et al. 2018) with the WAE seed's Gaussian or uniform (box) encoder, tanh means and L_p
     log-variance penalty."""
     name, reg_per_observation = "wae", True
 
-    def __init__(self,
-                 encoder, # x -> (mean, log-variance or log side length)
-                 decoder, # z -> x_out
-                 recon=None, # the reconstruction loss (default: `mse`)
-                 *,
-                 encoder_type: str = "gaussian", # 'gaussian' (Gaussian prior) or 'uniform' (boxes, uniform prior)
-                 lambda_mmd: float = 100.0, # the weight of the MMD
-                 lambda_p: float = 1.0, # the weight of the L_p penalty on the second head
-                 p: float = 1.0): # the exponent of that penalty
-        super().__init__(encoder, decoder, recon)
-        if encoder_type not in WAE_ENCODERS:
-            raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: {', '.join(WAE_ENCODERS)}")
-        self.encoder_type = encoder_type
-        self.lambda_mmd, self.lambda_p = _check_weight("lambda_mmd", lambda_mmd), _check_weight("lambda_p", lambda_p)
-        self.p = _check_weight("p", p, positive=True)
+    @dataclasses.dataclass
+    class Params:
+        encoder_type: str = param("gaussian", "'gaussian' (Gaussian prior) or 'uniform' (boxes, uniform prior)",
+                                  lambda v, name: _check_wae_encoder(v))
+        lambda_mmd: float = weight(100.0, "the weight of the MMD")
+        lambda_p: float = weight(1.0, "the weight of the L_p penalty on the second head")
+        p: float = weight(1.0, "the exponent of that penalty", positive=True)
 
     def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the unbiased MMD estimate")
 
@@ -387,8 +379,7 @@ def framework_params(
 ) -> list[str]:
     "The keyword parameters `get_framework(name, ...)` accepts (`own`: only the framework's own, e.g. beta, gamma)."
     if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
-    mine = [p.name for p in inspect.signature(FRAMEWORKS[name].__init__).parameters.values()
-            if p.kind is p.KEYWORD_ONLY]
+    mine = [f.name for f in dataclasses.fields(FRAMEWORKS[name].Params)]
     return mine if own else [*_COMMON, *mine]
 
 # %% ../nbs/03b_family.ipynb #0276e0c3
@@ -397,21 +388,17 @@ def check_own_params(
     params: dict, # parameters meant for that framework
 ) -> dict: # `params` itself
     "`params` if they are all `name`'s own parameters (what `--param` may set), else `DisentlitError` listing those."
-    own = framework_params(name, own=True)
-    if unknown := [k for k in params if k not in own]:
-        raise DisentlitError(f"framework {name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
-                             f"{', '.join(own) or '(none)'}")
+    if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    own_params(FRAMEWORKS[name], params)                     # unknown names and bad values: refused, as a build would
     return params
 
-# %% ../nbs/03b_family.ipynb #d7339fb1
-def recon_spec(
-    recon, # a reconstruction loss: None (the default `mse`), `mse`, or a loss with `name` and `params`
-) -> dict | None:
-    "The name and parameters of a reconstruction loss (None for an anonymous callable, which a run cannot record)."
-    if recon is None or recon is mse: return dict(name="mse", params={})
-    if isinstance(getattr(recon, "name", None), str):
-        return dict(name=recon.name, params=dict(getattr(recon, "params", {})))
-    return None
+# %% ../nbs/03b_family.ipynb #e1c04890
+def params_help() -> str:
+    "Every framework's own parameters, frameworks that share them named together: `--param`'s help."
+    groups = {}
+    for name, cls in FRAMEWORKS.items():
+        if fields := dataclasses.fields(cls.Params): groups.setdefault(tuple(f.name for f in fields), []).append(name)
+    return "; ".join(f"{', '.join(names)}: {', '.join(params)}" for params, names in groups.items())
 
 # %% ../nbs/03b_family.ipynb #3d61a0c3
 def get_framework(
@@ -431,8 +418,8 @@ def get_framework(
         raise DisentlitError(f"framework {name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
                              f"{', '.join(accepted)}")
     if model not in MODELS: raise DisentlitError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
-    H, W, C = _check_shape(obs_shape)
-    _check(C, latents)
+    H, W, C = check_obs_shape(obs_shape)
+    check_network(C, latents)
     if model == "conv64" and (H, W) != (64, 64):
         raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; use model='fc'")
     if width is not None and (model != "fc" or isinstance(width, bool) or not isinstance(width, int) or width < 1):
@@ -441,17 +428,13 @@ def get_framework(
     if recon is not None and not callable(recon):
         raise DisentlitError(f"recon must be a reconstruction loss (a callable, e.g. get_loss({recon!r}) of "
                              f"04_losses), got {recon!r}")
-    loss_fn = recon
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if model == "conv64": enc, dec = EncoderConv64(C, latents), DecoderConv64(C, latents)
         else:
             w = width or 1200
             enc, dec = EncoderFC((H, W, C), latents, (w, w)), DecoderFC((H, W, C), latents, (w, w, w))
-        fw = FRAMEWORKS[name](enc, dec, loss_fn, **params)
-    fw.build = dict(name=name, obs_shape=[H, W, C], latents=latents, model=model, width=width,
-                    recon=recon_spec(loss_fn), seed=seed, params=fw.hparams())
-    return fw
+        return FRAMEWORKS[name](enc, dec, recon, **params)
 
 # %% ../nbs/03b_family.ipynb #688abadf
 def framework_for(

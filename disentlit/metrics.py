@@ -14,17 +14,17 @@ from threadpoolctl import threadpool_limits
 from .core import DisentlitError
 
 # %% auto #0
-__all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'DCI_MODES', 'DCI_ES_DEPTHS', 'histogram_discretize', 'discrete_mutual_info',
-           'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'modularity_from_mi', 'explicitness',
-           'modularity_explicitness', 'irs', 'loss_capacity', 'explicitness_from_curve', 'dci_es',
-           'mi_continuous_discrete', 'infomec_nmi', 'infomec']
+__all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'DCI_MODES', 'DCI_ES_DEPTHS', 'check_zy', 'histogram_discretize',
+           'discrete_mutual_info', 'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'modularity_from_mi',
+           'standardise_columns', 'explicitness', 'modularity_explicitness', 'irs', 'loss_capacity',
+           'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec']
 
 # %% ../nbs/06a_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")          # the classic five: the default suite
 NEW_METRICS = ("modularity", "irs", "dci_es", "infomec")           # the newer ones, on request
 METRIC_NAMES = METRICS + NEW_METRICS                              # every name `evaluate` accepts
 
-def _check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary: bool = True):
+def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary: bool = True):
     "`z` as float64 (N, D) and `y` as (N, F), or a `DisentlitError` naming what is wrong."
     z, y = np.asarray(z), np.asarray(y)
     if z.ndim == 1: z = z[:, None]
@@ -112,7 +112,7 @@ def mig(
     bins: int = 20, # histogram bins per latent
 ) -> dict: # mig, and per factor: gaps, mutual_info (D, F), entropy
     "Mutual Information Gap of latents `z` (N, D) for discrete factors `y` (N, F), latents binned into `bins`."
-    z, y = _check_zy(z, y, "mig", min_samples=2, min_latents=2)
+    z, y = check_zy(z, y, "mig", min_samples=2, min_latents=2)
     labels = _labels(y)
     mi = discrete_mutual_info(histogram_discretize(z, bins), labels)       # (D, F)
     h = discrete_entropy(labels)
@@ -176,11 +176,11 @@ def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
     """Checked train and test sets: the given ones, or the first two thirds / last third of (z, y) (the reference's
     10,000 : 5,000)."""
     if (z_test is None) != (y_test is None): raise DisentlitError(f"{metric}: give both z_test and y_test, or neither")
-    z, y = _check_zy(z, y, metric, min_samples=2 if z_test is not None else 3, min_latents=min_latents)
+    z, y = check_zy(z, y, metric, min_samples=2 if z_test is not None else 3, min_latents=min_latents)
     if z_test is None:
         n = len(z) * 2 // 3
         return z[:n], y[:n], z[n:], y[n:]
-    zt, yt = _check_zy(z_test, y_test, f"{metric} (test set)", min_samples=1, vary=False)
+    zt, yt = check_zy(z_test, y_test, f"{metric} (test set)", min_samples=1, vary=False)
     if zt.shape[1] != z.shape[1] or yt.shape[1] != y.shape[1]:
         raise DisentlitError(f"{metric}: train and test sets must have the same latents and factors, got "
                              f"{z.shape[1]} and {zt.shape[1]} latents, {y.shape[1]} and {yt.shape[1]} factors")
@@ -227,7 +227,7 @@ def sap(
 ) -> dict: # sap, gaps (F,), score_matrix (D, F)
     """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2
     over accuracy."""
-    z, y = _check_zy(z, y, "sap", min_samples=2, min_latents=2)
+    z, y = check_zy(z, y, "sap", min_samples=2, min_latents=2)
     F = y.shape[1]
     one_each = np.ndim(continuous) == 0 or len(continuous) == F
     flags = np.broadcast_to(np.asarray(continuous, dtype=bool), (F,)) if one_each else None
@@ -267,7 +267,7 @@ def modularity_from_mi(
     return np.where(top > 0, 1 - spread, 0.0)
 
 # %% ../nbs/06a_metrics.ipynb #f29b3778
-def _standardise(z, z_test):
+def standardise_columns(z, z_test):
     "Both sets scaled by the training set's mean and standard deviation (a constant latent: by 1)."
     mu, sd = z.mean(0), z.std(0)
     sd = np.where(sd > 0, sd, 1)
@@ -301,7 +301,7 @@ def explicitness(
     """Ridgeway and Mozer's explicitness of latents `z` for factors `y`: the ROC-AUC of a logistic regression from all
     standardised latents to each factor, averaged over factors."""
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "explicitness")
-    z, z_test = _standardise(z, z_test)
+    z, z_test = standardise_columns(z, z_test)
     fit, train, test, ok = _logistic(seed), [], [], True
     for k in range(y.shape[1]):
         clf, converged = fit(z, y[:, k])
@@ -338,7 +338,7 @@ def irs(
     bins: int = 20, # equal-width bins per factor
 ) -> dict: # irs, per_latent, matrix (active latents x factors), parents, max_deviations, num_active_dims
     "Interventional Robustness Score of latents `z` (N, D) for factors `y` (N, F), constant latents dropped."
-    z, y = _check_zy(z, y, "irs")
+    z, y = check_zy(z, y, "irs")
     if not (isinstance(diff_quantile, (int, float)) and 0 < diff_quantile <= 1):
         raise DisentlitError(f"irs: diff_quantile must be a number in (0, 1], got {diff_quantile!r}")
     F = y.shape[1]
@@ -468,11 +468,11 @@ def infomec_nmi(
     seed: int = 0, # the noise (relative size 1e-10) that breaks ties in the standardised latents
 ) -> np.ndarray: # NMI (F, D)
     "The normalised mutual information I(v_k; z_j) / H(v_k) of every factor and latent, nearest-neighbour estimate."
-    z, y = _check_zy(z, y, "infomec")
+    z, y = check_zy(z, y, "infomec")
     if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
         raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1, got {n_neighbors!r}")
     labels = _labels(y)
-    zs, _ = _standardise(z, z)
+    zs, _ = standardise_columns(z, z)
     zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
     H = discrete_entropy(labels)
     return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k] for j in range(z.shape[1])]
@@ -485,11 +485,11 @@ def infomec(
     seed: int = 0, # the noise that breaks ties in the latents, and the classifiers' random state
 ) -> dict: # infom, infoc, infoe, nmi (F, D), active (D,), infoe_per_factor
     "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): the normalised-information view."
-    z, y = _check_zy(z, y, "infomec")
+    z, y = check_zy(z, y, "infomec")
     if y.shape[1] < 2: raise DisentlitError("infomec: needs at least 2 factors, got 1")
     nmi = infomec_nmi(z, y, n_neighbors, seed)
     labels, F = _labels(y), y.shape[1]
-    zs, _ = _standardise(z, z)
+    zs, _ = standardise_columns(z, z)
     span = z.max(0) - z.min(0)
     active = span > span.max() / 20
     L, a = int(active.sum()), nmi[:, active]

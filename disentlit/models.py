@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
-import inspect
 import math
 from typing import Callable, Sequence
 
@@ -16,14 +16,16 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .core import DisentlitError
+from .core import check_positive, DisentlitError
 from .data import GroundTruthData
 from .distances import mse
 
 # %% auto #0
-__all__ = ['MAX_LATENTS', 'init_glorot', 'GaussianHead', 'EncoderConv64', 'DecoderConv64', 'EncoderFC', 'DecoderFC',
-           'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae',
-           'average_mlvae', 'adam', 'native_bf16', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
+__all__ = ['MAX_LATENTS', 'PRECISIONS', 'PRECISION_CHOICES', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64',
+           'DecoderConv64', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal',
+           'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16',
+           'check_precision', 'check_weight', 'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE',
+           'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -50,7 +52,7 @@ class GaussianHead(nn.Module):
 # %% ../nbs/03a_models.ipynb #12e997b9
 MAX_LATENTS = 4096
 
-def _check(channels: int, latents: int) -> tuple[int, int]:
+def check_network(channels: int, latents: int) -> tuple[int, int]:
     "A network's C and D, checked: 1 or 3 channels, and a number of latents that a model can hold."
     if channels not in (1, 3): raise DisentlitError(f"channels must be 1 or 3, got {channels}")
     if not isinstance(latents, int) or isinstance(latents, bool) or not 1 <= latents <= MAX_LATENTS:
@@ -67,7 +69,7 @@ class EncoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        self.channels, self.latents = _check(channels, latents)
+        self.channels, self.latents = check_network(channels, latents)
         self.body = nn.Sequential(_conv(channels, 32), nn.ReLU(), _conv(32, 32), nn.ReLU(),
                                   _conv(32, 64), nn.ReLU(), _conv(64, 64), nn.ReLU(),
                                   nn.Flatten(), nn.Linear(64 * 4 * 4, 256), nn.ReLU())
@@ -83,7 +85,7 @@ class DecoderConv64(nn.Module):
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
-        self.channels, self.latents = _check(channels, latents)
+        self.channels, self.latents = check_network(channels, latents)
         self.body = nn.Sequential(nn.Linear(latents, 256), nn.ReLU(), nn.Linear(256, 1024), nn.ReLU(),
                                   nn.Unflatten(1, (64, 4, 4)),
                                   _up(64, 64), nn.ReLU(), _up(64, 32), nn.ReLU(), _up(32, 32), nn.ReLU(),
@@ -93,7 +95,7 @@ class DecoderConv64(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
 # %% ../nbs/03a_models.ipynb #f5449da7
-def _check_shape(obs_shape) -> tuple[int, int, int]:
+def check_obs_shape(obs_shape) -> tuple[int, int, int]:
     if len(obs_shape) != 3 or min(obs_shape) < 1:
         raise DisentlitError(f"obs_shape must be (H, W, C), got {obs_shape!r}")
     return tuple(int(s) for s in obs_shape)
@@ -105,8 +107,8 @@ class EncoderFC(nn.Module):
                  latents: int = 9, # D
                  hidden: Sequence[int] = (1200, 1200)): # the widths of the hidden layers
         super().__init__()
-        H, W, C = _check_shape(obs_shape)
-        self.channels, self.latents = _check(C, latents)
+        H, W, C = check_obs_shape(obs_shape)
+        self.channels, self.latents = check_network(C, latents)
         sizes, layers = [C * H * W, *hidden], [nn.Flatten()]
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.ReLU()]
         self.body, self.head = nn.Sequential(*layers), GaussianHead(sizes[-1], latents)
@@ -122,8 +124,8 @@ class DecoderFC(nn.Module):
                  latents: int = 9, # D
                  hidden: Sequence[int] = (1200, 1200, 1200)): # the widths of the hidden layers
         super().__init__()
-        H, W, C = _check_shape(obs_shape)
-        self.channels, self.latents = _check(C, latents)
+        H, W, C = check_obs_shape(obs_shape)
+        self.channels, self.latents = check_network(C, latents)
         sizes, layers = [latents, *hidden], []
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.Tanh()]
         self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W), nn.Unflatten(1, (C, H, W)))
@@ -224,19 +226,80 @@ def native_bf16(
     caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
 
+# %% ../nbs/03a_models.ipynb #80a645c0
+PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
+PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 where the device has native bf16, else fp32
+
+def check_precision(
+    precision, # the value given
+    accepted: tuple = PRECISION_CHOICES, # what is accepted here
+    name: str = "precision", # what to call it in the error message
+) -> str:
+    "`precision` if it is one of `accepted`; `DisentlitError` naming them otherwise."
+    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
+    return precision
+
+# %% ../nbs/03a_models.ipynb #e00e8e5c
+def check_weight(
+    value, # the value given
+    name: str = "weight", # what to call it in the error message
+    positive: bool = False, # > 0, not only >= 0
+) -> float:
+    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+          and (value > 0 if positive else value >= 0))
+    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
+
+# %% ../nbs/03a_models.ipynb #09b62fa4
+def param(
+    default, # its value when none is given
+    doc: str, # what it is (the command line's help says it)
+    check: Callable | None = None, # `check(value, name) -> value`, or `DisentlitError`
+):
+    "One of a framework's own parameters, a field of its `Params`: its default, what it is, how it is checked."
+    return dataclasses.field(default=default, metadata=dict(doc=doc, check=check))
+
+def weight(default: float, doc: str, positive: bool = False):
+    "A parameter that weighs a term (or is a rate): a finite number >= 0, or > 0 if `positive`."
+    return param(default, doc, lambda v, name: check_weight(v, name, positive))
+
+def count(default: int | None, doc: str, hint: str = ""):
+    "A parameter that counts: an integer >= 1 (or None, where the default is None)."
+    return param(default, doc, lambda v, name: v if v is None and default is None else check_positive(v, name, hint))
+
+# %% ../nbs/03a_models.ipynb #c747cf00
+def own_params(
+    cls: type, # a framework class (its `Params` declare its own parameters)
+    given: dict, # the parameters given to it
+) -> dict:
+    "Every own parameter of `cls`: those `given`, checked, the others at their defaults; `DisentlitError` names them."
+    fields = dataclasses.fields(cls.Params)
+    if unknown := [k for k in given if k not in {f.name for f in fields}]:
+        raise DisentlitError(f"framework {cls.name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
+                             f"{', '.join(f.name for f in fields) or '(none)'}")
+    check = lambda f, v: v if f.metadata.get("check") is None or (v is None and f.default is None) \
+        else f.metadata["check"](v, f.name)
+    return {f.name: check(f, given.get(f.name, f.default)) for f in fields}
+
 # %% ../nbs/03a_models.ipynb #a740197e
 class AE(nn.Module):
     "A deterministic autoencoder; the base of every framework. `loss(batch) -> (loss, logs)`."
     name, pairs = "ae", False
 
+    @dataclasses.dataclass
+    class Params:
+        "The parameters of a framework of its own (a deterministic autoencoder has none)."
+
     def __init__(self,
                  encoder: nn.Module, # x (N, C, H, W) -> (mean, log-variance) (N, D)
                  decoder: nn.Module, # z (N, D) -> x_out (N, C, H, W)
-                 recon: Callable | None = None): # the reconstruction loss (default: `mse`)
+                 recon: Callable | None = None, # the reconstruction loss (default: `mse`)
+                 **params): # its own parameters (`Params`), checked by `own_params`
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
         self.recon = mse if recon is None else recon
-        self.build: dict | None = None                  # how get_framework made it: what a run's config records
+        for k, v in own_params(type(self), params).items(): setattr(self, k, v)
 
     @property
     def standardise(self) -> bool:
@@ -244,9 +307,8 @@ class AE(nn.Module):
         return bool(getattr(self.recon, "standardise", True))
 
     def hparams(self) -> dict:
-        "The framework's own parameters and their values: the keyword-only arguments of its constructor."
-        own = inspect.signature(type(self).__init__).parameters.values()
-        return {p.name: getattr(self, p.name) for p in own if p.kind is p.KEYWORD_ONLY}
+        "The framework's own parameters (its `Params`) and their values."
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self.Params)}
 
     reg_per_observation = False     # True: the regulariser is in nats per observation (summed over latents),
                                     # see "The constrained-VAE family"
@@ -368,20 +430,6 @@ def training_step(self: AE,
         for o in optimisers: o.step()
     return dict(logs, nonfinite=bad)
 
-# %% ../nbs/03a_models.ipynb #d83b32e3
-def _check_weight(name: str, value, positive: bool = False) -> float:
-    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-          and (value > 0 if positive else value >= 0))
-    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
-    return float(value)
-
-def _check_int(name: str, value, hint: str = "") -> int:
-    "A count: an integer >= 1; `DisentlitError` otherwise."
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {value!r}")
-    return value
-
 # %% ../nbs/03a_models.ipynb #29d1947f
 class VAE(AE):
     "The VAE: reparameterised samples and the KL to the prior, averaged over latents (beta = 1)."
@@ -400,11 +448,9 @@ class BetaVAE(VAE):
     latents."""
     name = "betavae"
 
-    def __init__(self, encoder, decoder, recon=None, # the networks and the reconstruction loss, as `AE` takes them
-                 *,
-                 beta: float = 0.001): # the weight of the KL (normalised, B.1)
-        super().__init__(encoder, decoder, recon)
-        self.beta = _check_weight("beta", beta)
+    @dataclasses.dataclass
+    class Params:
+        beta: float = weight(0.001, "the weight of the KL (normalised, B.1)")
 
 # %% ../nbs/03a_models.ipynb #c250c665
 class AdaGVAE(BetaVAE):

@@ -15,8 +15,9 @@ from fastcore.meta import delegates
 from .core import check_seed, DisentlitError
 
 # %% auto #0
-__all__ = ['PERMUTATIONS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'varied_settings', 'compare',
-           'stand_in_rows', 'adjust_holm', 'matching', 'contrast']
+__all__ = ['PERMUTATIONS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'group_rows', 'level_key',
+           'varied_settings', 'reference_level', 'compare', 'stand_in_rows', 'adjust_holm', 'run_kind', 'matching',
+           'contrast']
 
 # %% ../nbs/08c_statistics.ipynb #509a8007
 def _scores(values, name: str = "scores") -> np.ndarray:
@@ -123,13 +124,13 @@ def holm(p) -> np.ndarray:
     return out
 
 # %% ../nbs/08c_statistics.ipynb #85554d7c
-def _groups(rows, keys):
+def group_rows(rows, keys):
     groups = {}
     for r in rows: groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
     return dict(sorted(groups.items(), key=lambda kv: str(kv[0])))
 
 # %% ../nbs/08c_statistics.ipynb #1b1d8a82
-def _order(v): return (isinstance(v, str), v)
+def level_key(v): return (isinstance(v, str), v)
 
 # %% ../nbs/08c_statistics.ipynb #dd82b751
 def varied_settings(rows, exclude=()) -> list[str]:
@@ -138,7 +139,7 @@ def varied_settings(rows, exclude=()) -> list[str]:
     return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rows}) > 1]
 
 # %% ../nbs/08c_statistics.ipynb #cf981c4e
-def _reference(levels: list, reference):
+def reference_level(levels: list, reference):
     if reference == "min": return levels[0]
     if reference == "max": return levels[-1]
     return reference if reference in levels else levels[0]
@@ -157,10 +158,10 @@ def compare(rows,                  # `results_frame`'s rows
     rows = [r for r in rows if x in r and isinstance(v := r.get(metric), (int, float)) and math.isfinite(v)]
     within = varied_settings(rows, exclude=(x,))
     out = []
-    for key, group in _groups(rows, within).items():
-        levels = sorted({r[x] for r in group}, key=_order)
+    for key, group in group_rows(rows, within).items():
+        levels = sorted({r[x] for r in group}, key=level_key)
         if len(levels) < 2: continue
-        ref = _reference(levels, reference)
+        ref = reference_level(levels, reference)
         at = lambda v: [r for r in group if r[x] == v]
         trend = {}
         if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
@@ -208,14 +209,10 @@ def adjust_holm(effects: list[dict]) -> list[dict]:
     return effects
 
 # %% ../nbs/08c_statistics.ipynb #eb955a33
-def _kind(row) -> str:
+def run_kind(row) -> str:
     "'collapsed' (no active latent), 'partial' (latents active, but draws fewer channels than it has) or 'whole'."
     return "collapsed" if row.get("collapsed") else "partial" if row.get("partial") else "whole"
 
-def _marker(kind: str, colour) -> dict:
-    "A run's marker: a cross when collapsed, an open circle when partly collapsed, else a filled circle."
-    if kind == "collapsed": return dict(marker="x", color=colour)
-    return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
 
 # %% ../nbs/08c_statistics.ipynb #9c736d4a
 def matching(rows,              # `results_frame`'s rows
@@ -238,5 +235,5 @@ def contrast(rows,             # `results_frame`'s rows
     fmt = lambda s: ", ".join(f"{k}={v}" for k, v in s.items())
     return dict(metric=metric, reference=fmt(a), level=fmt(b), **effect([r[metric] for r in ra],
                                                                         [r[metric] for r in rb], **kwargs),
-                **{f"{kind}_{side}": sum(_kind(r) == kind for r in rs) for kind in ("collapsed", "partial")
+                **{f"{kind}_{side}": sum(run_kind(r) == kind for r in rs) for kind in ("collapsed", "partial")
                    for side, rs in (("a", ra), ("b", rb))})

@@ -14,18 +14,18 @@ import sqlite3
 import time
 import warnings
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from fastcore.basics import patch
 
-from .core import atomic_write, check_lease, DisentlitError, setting, _strict
+from .core import DisentlitError, lease_seconds, strict_json, write_csv
 from .training import RunConfig
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB']
+__all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
-SCHEMA_VERSION = 2                  # 2: the lease's heartbeat column (a version 1 file gains it at its first write)
+SCHEMA_VERSION = 2                  # the schema every results database has (runs with a lease's heartbeat)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -40,15 +40,10 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
 _COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "host", "pid", "attempts", "created",
-            "started", "finished", "seconds")                   # every version's (heartbeat came with 2)
+            "started", "finished", "seconds", "heartbeat")      # the runs table's
 
 # %% ../nbs/08a_store.ipynb #143c00aa
 STATUSES = ("pending", "running", "done", "failed")             # the states of a run
-
-# %% ../nbs/08a_store.ipynb #aa2872b3
-def _lease(lease: float | None = None) -> float:
-    "A lease in seconds: `lease` checked (`check_lease`), or `$DISENTLIT_LEASE`, or `DEFAULT_LEASE` (600)."
-    return setting("DISENTLIT_LEASE") if lease is None else check_lease(lease)
 
 # %% ../nbs/08a_store.ipynb #9317502f
 def _db_problem(path: Path, e: sqlite3.Error) -> str:
@@ -69,8 +64,9 @@ class ResultsDB:
     "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
 
     def __init__(self, path: str | Path,    # the database file
-                 create: bool = True):      # create it if it is not there
-        self.path = Path(path)
+                 create: bool = True,       # create it if it is not there
+                 clock: Callable[[], float] = time.time):   # seconds now: the runs' times and leases (tests inject one)
+        self.path, self.clock = Path(path), clock
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
@@ -83,6 +79,9 @@ class ResultsDB:
             elif version > SCHEMA_VERSION:
                 raise DisentlitError(f"{self.path} was written by a newer disentlit (schema {version}, this one reads "
                                      f"{SCHEMA_VERSION}); upgrade disentlit, the file was left untouched")
+            elif version < SCHEMA_VERSION:
+                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit wrote (this one "
+                                     f"reads {SCHEMA_VERSION}); the file was left untouched")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
         except sqlite3.DatabaseError as e:
             raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file was left "
@@ -113,11 +112,7 @@ class ResultsDB:
                 self.con.execute("PRAGMA journal_mode=WAL"); self._wal = True
             self.con.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
-        try:
-            if self._version() == 1:               # reading never changes a file; the first write brings it to 2
-                self.con.execute("ALTER TABLE runs ADD COLUMN heartbeat REAL")
-                self.con.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-            yield
+        try: yield
         except BaseException as e:
             self.con.execute("ROLLBACK")
             if isinstance(e, sqlite3.OperationalError): raise DisentlitError(_db_problem(self.path, e)) from None
@@ -132,7 +127,7 @@ class ResultsDB:
 @patch
 def add_runs(self: ResultsDB, sweep: str, configs: Iterable[RunConfig]) -> int:
     "Add runs as pending (those already present, whatever their state, are left alone); returns how many were new."
-    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", time.time()) for c in configs]
+    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", self.clock()) for c in configs]
     with self._tx():
         before = self.con.total_changes
         self.con.executemany("INSERT OR IGNORE INTO runs (id, sweep, config, status, created) VALUES (?, ?, ?, ?, ?)",
@@ -187,8 +182,8 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
             if row is None: return None
             self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
                              "attempts=attempts+1 WHERE id=?", (host or socket.gethostname(),
-                                                                os.getpid() if pid is None else pid, time.time(),
-                                                                time.time(), row[0]))
+                                                                os.getpid() if pid is None else pid, self.clock(),
+                                                                self.clock(), row[0]))
         try: return row[0], RunConfig.from_dict(_json_object(row[1], "config"))
         except DisentlitError as e: self.fail(row[0], f"damaged configuration in the database: {e}")
 
@@ -199,8 +194,8 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
     with self._tx():
         cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, finished=?, "
                                "seconds=?-started WHERE id=? AND status='running'",
-                               (json.dumps(_strict(metrics)), json.dumps(_strict(result or {})), time.time(),
-                                time.time(), run_id))
+                               (json.dumps(strict_json(metrics)), json.dumps(strict_json(result or {})), self.clock(),
+                                self.clock(), run_id))
         if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
 # %% ../nbs/08a_store.ipynb #4efabf01
@@ -210,7 +205,7 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started "
                          "WHERE id=? AND status='running'",
-                         (error, json.dumps(_strict(result or {})), time.time(), time.time(), run_id))
+                         (error, json.dumps(strict_json(result or {})), self.clock(), self.clock(), run_id))
 
 # %% ../nbs/08a_store.ipynb #f09a2cd6
 @patch
@@ -221,7 +216,7 @@ def renew(self: ResultsDB, run_ids: Iterable[str]):
         with self._tx():
             marks = ",".join("?" * len(ids))
             self.con.execute(f"UPDATE runs SET heartbeat=? WHERE status='running' AND id IN ({marks})",
-                             (time.time(), *ids))
+                             (self.clock(), *ids))
 
 # %% ../nbs/08a_store.ipynb #0172e562
 @patch
@@ -229,8 +224,8 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
     `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
     exists."""
-    lease = _lease(lease)
-    me, now = socket.gethostname(), time.time()
+    lease = lease_seconds(lease)
+    me, now = socket.gethostname(), self.clock()
     def dead(host, pid):
         if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
         try: os.kill(pid, 0)
@@ -282,24 +277,14 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
     return out
 
 # %% ../nbs/08a_store.ipynb #09919a7e
-def _flat(d: dict, prefix: str = "") -> dict:
+def flat_settings(d: dict, prefix: str = "") -> dict:
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict) and k.endswith("_params"): out.update(_flat(v))
-        elif isinstance(v, dict): out.update(_flat(v, f"{prefix}{k}."))
+        if isinstance(v, dict) and k.endswith("_params"): out.update(flat_settings(v))
+        elif isinstance(v, dict): out.update(flat_settings(v, f"{prefix}{k}."))
         elif isinstance(v, (list, tuple)): out[f"{prefix}{k}"] = ",".join(map(str, v))
         else: out[f"{prefix}{k}"] = v
     return out
-
-# %% ../nbs/08a_store.ipynb #9a015b25
-def _write_table(path: Path, rows: list[dict]):
-    "`rows` as a CSV file with the union of their keys as columns, written atomically."
-    import csv
-    cols = list(dict.fromkeys(k for row in rows for k in row))
-    def write(tmp):
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, cols); w.writeheader(); w.writerows(rows)
-    atomic_write(path, write, "table")
 
 # %% ../nbs/08a_store.ipynb #c12cf44c
 @patch
@@ -308,8 +293,8 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
     channels drawn of how many, throughput, timings, error."""
     rows = []
     for r in self.runs(sweep=sweep):
-        row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **_flat(r["config"]),
-                   **_flat(r["metrics"], "metric."))
+        row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **flat_settings(r["config"]),
+                   **flat_settings(r["metrics"], "metric."))
         res = r["result"]
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
@@ -317,5 +302,5 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
                    images_per_second=res.get("images_per_second"),
                    seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
         rows.append(row)
-    _write_table(Path(path), rows)
+    write_csv(Path(path), rows)
     return Path(path)

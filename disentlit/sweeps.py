@@ -22,43 +22,28 @@ from typing import Callable, Iterable
 
 import torch
 
-from .core import atomic_write, DisentlitError, human_bytes, progress_bar, sigterm_as_interrupt, _write_json
-from .training import build_run, load_run, read_log, resolve_device, RunConfig, train
+from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, progress_bar, save_figure,
+                            sigterm_as_interrupt, write_json)
+from .data import GroundTruthData
+from .models import AE
+from .training import ready, resolve_device, RunConfig
+from .runs import build_run, read_log, train
 from .evaluation import as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
 from .traversals import plot_traversal_grid, traversal_grid
-from .store import ResultsDB, _lease
+from .store import ResultsDB
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINES', 'expand_spec', 'load_spec',
-           'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'heartbeat', 'local_engine',
-           'ray_engine', 'run_sweep']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINES', 'ENGINE_OPTIONS', 'expand_spec',
+           'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'heartbeat',
+           'local_engine', 'ray_engine', 'check_engine_options', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
 MAX_RUNS, RUN_BYTES = 100_000, 4096   # runs a spec may expand to; memory to expand and record one (about)
 
-# %% ../nbs/08b_sweeps.ipynb #d3e2df02
-def _set(d: dict, key: str, value):
-    "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
-    head, _, rest = key.partition(".")
-    if not rest: d[head] = value; return
-    if head not in ("dataset_params", "framework_params", "loss_params"):
-        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and loss_params take a "
-                             "dotted key")
-    d.setdefault(head, {})
-    d[head] = {**d[head], rest: value}
-
-def _check_size(runs: int):
-    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
-    if runs > MAX_RUNS:
-        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
-                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
-
-# %% ../nbs/08b_sweeps.ipynb #44c6e094
-def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
-                ) -> tuple[str, list[RunConfig]]:
-    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
-    one empty arm) times the grid's product times the seeds, in that order."""
+# %% ../nbs/08b_sweeps.ipynb #2eab0445
+def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
+    "A spec's name, base, grid and arms, each checked (its seeds: `_spec_seeds`)."
     if not isinstance(spec, dict):
         raise DisentlitError("a sweep spec must be a mapping with keys: " + ", ".join(SPEC_KEYS))
     if unknown := sorted(set(spec) - set(SPEC_KEYS)):
@@ -71,30 +56,62 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
     if not isinstance(arms, list) or not arms or not all(isinstance(a, dict) for a in arms):
         raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that vary together)")
+    return name, base, grid, arms
+
+# %% ../nbs/08b_sweeps.ipynb #d0c01c95
+def _check_size(runs: int):
+    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
+    if runs > MAX_RUNS:
+        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
+                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
+
+def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
+    "A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is (`_check_size`)."
     if "seeds" in spec and "repeats" in spec: raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise DisentlitError(f"spec key 'repeats' must be an integer >= 1, got {repeats!r}")
-    _check_size(len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)) *
-                (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
+    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
     seeds = spec.get("seeds", list(range(repeats)))
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
                                                            for s in seeds):
         raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' a positive integer)")
     if len(set(seeds)) < len(seeds):
         raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its own seed")
+    return seeds
+
+# %% ../nbs/08b_sweeps.ipynb #578de73c
+def _set(d: dict, key: str, value):
+    "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
+    head, _, rest = key.partition(".")
+    if not rest: d[head] = value; return
+    if head not in ("dataset_params", "framework_params", "loss_params"):
+        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and loss_params take a "
+                             "dotted key")
+    d.setdefault(head, {})
+    d[head] = {**d[head], rest: value}
+
+def _run_config(base: dict, settings: list[tuple], seed: int) -> RunConfig:
+    "The run of `base` with the (key, value) `settings` set, and `seed`."
+    d = json.loads(json.dumps(base))                      # a deep copy of plain data
+    for key, value in settings: _set(d, key, value)
+    d["seed"] = seed
+    for key in list(d):
+        if "." in key: _set(d, key, d.pop(key))           # a dotted key of the base itself
+    return RunConfig.from_dict(d)
+
+# %% ../nbs/08b_sweeps.ipynb #fad302a9
+def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
+                ) -> tuple[str, list[RunConfig]]:
+    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
+    one empty arm) times the grid's product times the seeds, in that order."""
+    name, base, grid, arms = _spec_parts(spec)
+    seeds = _spec_seeds(spec, len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)))
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
-    configs = []
-    for arm, combo in itertools.product(arms, itertools.product(*grid.values())):
-        for seed in seeds:
-            d = json.loads(json.dumps(base))                      # a deep copy of plain data
-            for key, value in [*arm.items(), *zip(grid, combo)]: _set(d, key, value)
-            d["seed"] = seed
-            for key in list(d):
-                if "." in key: _set(d, key, d.pop(key))
-            configs.append(RunConfig.from_dict(d))
+    configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
+               for arm, cell in itertools.product(arms, itertools.product(*grid.values())) for seed in seeds]
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids):
         i = next(i for i, r in enumerate(ids) if r in ids[:i])
@@ -163,8 +180,10 @@ def load_spec(path: str | Path,     # a .yaml, .yml or .json file
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
               ) -> RunConfig:
-    "Build what `config` needs short of training it (`build_run`) and plan its metrics: every setting checked."
-    build_run(config)
+    """Build what `config` needs short of training it (`build_run`), ready it for its batch (`ready`) and plan its
+    metrics: every setting checked."""
+    framework, data = build_run(config)
+    ready(framework, data, config.batch_size)
     metric_plan(list(config.metrics), config.metric_params or None)
     return config
 
@@ -189,19 +208,34 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig.tight_layout()
     return fig
 
-# %% ../nbs/08b_sweeps.ipynb #6c641bc7
-def _save_figure(fig, path: Path, dpi: int, **kwargs):
-    "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
-    import matplotlib.pyplot as plt
-    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
-    finally: plt.close(fig)
-
 # %% ../nbs/08b_sweeps.ipynb #c49a6349
 def curve_points(curve: list[dict]) -> list[dict]:
     """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
     active latents, the channels drawn and the seconds it took."""
     return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
                  channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
+
+# %% ../nbs/08b_sweeps.ipynb #ad0a33d3
+def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,
+            progress: bool) -> dict:
+    "The run's scores: as written (`metrics.json`), else its curve's last point's, else computed; written once."
+    if (path := out_dir / "metrics.json").exists(): return json.loads(path.read_text())
+    if last is not None: scores = last["scores"]
+    else:
+        with torch.no_grad():
+            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
+                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
+    write_json(path, scores)
+    return scores
+
+def _illustrate(config: RunConfig, model: AE, data: GroundTruthData, out_dir: Path):
+    "The run's loss curve and its traversal grid, each drawn once."
+    title = f"{config.framework} {config.loss} seed {config.seed}"
+    if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
+        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
+    if not (out_dir / "traversals.png").exists():
+        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
+                    out_dir / "traversals.png", dpi=80)
 
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
 def run(config: RunConfig,          # the run
@@ -211,32 +245,18 @@ def run(config: RunConfig,          # the run
         ) -> dict:
     "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
     import matplotlib; matplotlib.use("Agg")
-    out_dir = Path(out_dir)
-    curve_of = scorer(config) if config.eval_every is not None else None
-    r = train(config, out_dir, device=device, progress=progress, evaluator=curve_of)
+    out_dir, (model, data) = Path(out_dir), build_run(config)
+    r = train(config, out_dir, device=device, progress=progress, built=(model, data),
+              evaluator=scorer(config) if config.eval_every is not None else None)
     result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
                   seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
-    model, data, _ = load_run(out_dir, resolve_device(device))           # the trained run, as its directory holds it
-    curve, metrics_path = r["curve"], out_dir / "metrics.json"
-    last = curve[-1] if curve and curve[-1]["step"] == config.steps else None    # the curve's last point: the score
-    if metrics_path.exists(): scores = json.loads(metrics_path.read_text())
-    elif last is not None: scores = last["scores"]
-    else:
-        with torch.no_grad():
-            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
-                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
-    if not metrics_path.exists(): _write_json(metrics_path, scores)
+    last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point: scored
+    scores = _scores(config, model.eval(), data, last, out_dir, progress)   # the model it trained, or read back
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
-    result["curve"] = curve_points(curve)
-    if "dci" in scores: result["dci_mode"] = scores["dci"].get("mode")
-    title = f"{config.framework} {config.loss} seed {config.seed}"
-    if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
-        _save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
-    if not (out_dir / "traversals.png").exists():
-        _save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
-                     out_dir / "traversals.png", dpi=80)
+    result.update(curve=curve_points(r["curve"]), **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
+    _illustrate(config, model, data, out_dir)
     return dict(result, metrics=scalar_metrics(scores))
 
 # %% ../nbs/08b_sweeps.ipynb #ca4a6bde
@@ -247,8 +267,9 @@ def _error_text(e: BaseException) -> str:
 
 # %% ../nbs/08b_sweeps.ipynb #1010971e
 def _record(db: ResultsDB, run_id: str, result: dict):
-    "Record a run function's `result`: done with its metrics, or failed with its message."
-    if result.get("status") == "done": db.finish(run_id, result.get("metrics", {}), result)
+    "Record a run function's `result`: done with its metrics (kept once, in their column), or failed with its message."
+    if result.get("status") == "done":
+        db.finish(run_id, result.get("metrics", {}), {k: v for k, v in result.items() if k != "metrics"})
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
 
 # %% ../nbs/08b_sweeps.ipynb #e00ee4e8
@@ -256,11 +277,12 @@ def _record(db: ResultsDB, run_id: str, result: dict):
 def heartbeat(db_path: str | Path,                       # the results database
               run_ids: Callable[[], Iterable[str]],       # the runs whose leases to renew, asked at each beat
               lease: float | None = None,                 # seconds (default $DISENTLIT_LEASE, else 600)
-              every: float | None = None):                # seconds between beats (default: a quarter of the lease)
+              every: float | None = None,                 # seconds between beats (default: a quarter of the lease)
+              clock: Callable[[], float] = time.time):    # the database's clock (`ResultsDB`)
     "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection."
-    every, stop = _lease(lease) / 4 if every is None else every, threading.Event()
+    every, stop = lease_seconds(lease) / 4 if every is None else every, threading.Event()
     def beat():
-        db = ResultsDB(db_path, create=False)
+        db = ResultsDB(db_path, create=False, clock=clock)
         try:
             while not stop.wait(every):
                 try: db.renew(run_ids())
@@ -272,14 +294,14 @@ def heartbeat(db_path: str | Path,                       # the results database
     finally: stop.set(); thread.join()
 
 # %% ../nbs/08b_sweeps.ipynb #f792e409
-def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, bar=None, max_runs: int | None = None,
-            lease: float | None = None) -> int:
+def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, bar=None,
+            max_runs: int | None = None) -> int:
     "Claim and execute pending runs of `sweep` one after the other in this process; returns how many ran."
     n = 0
     while (max_runs is None or n < max_runs) and (claimed := db.claim(sweep=sweep)):
         run_id, config = claimed
         try:
-            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id)
+            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id, **options)
         except Exception as e: db.fail(run_id, _error_text(e))
         except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
         else: _record(db, run_id, result)
@@ -298,26 +320,55 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, threads: int, lease: float | None = None,
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, threads: int,
             parent: int | None = None):
     """A worker process of the local engine: its share of the threads, its own connection, the serial loop. It
     leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its run back to pending and ends quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C reaches the whole process group: the parent decides
     _die_with_parent(os.getppid() if parent is None else parent)
     torch.set_num_threads(threads)
-    os.environ["DISENTLIT_PROGRESS"] = "lines"            # several processes cannot redraw one terminal line
+    os.environ["DISENTLIT_PROGRESS"] = "lines"            # shown, but as lines: processes cannot share one line
     db = ResultsDB(db_path, create=False)
     try:
-        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, lease=lease)
+        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                        # stopped: `_serial` put its run back to pending
     finally: db.close()
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
+def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, workers: int,
+              bar) -> int:
+    "`_serial` in `workers` spawned processes sharing this machine's threads; stopped, every worker stops too."
+    if getattr(run_fn, "__module__", None) == "__main__":
+        raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
+                             "in a module, e.g. disentlit.sweeps.run), not in __main__ or a notebook")
+    import multiprocessing as mp
+    import disentlit.sweeps as package                  # a spawned process imports its target from the package
+    ctx, threads, total = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers), bar.total
+    procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, options, lease, threads,
+                                                       os.getpid())) for _ in range(workers)]
+    for p in procs: p.start()
+    left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
+    try:
+        while any(p.is_alive() for p in procs):
+            for p in procs: p.join(timeout=1)
+            bar.update(total - left() - bar.n)
+    except BaseException:                        # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
+        for p in procs: p.terminate()
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
+            db.release(pid=p.pid)
+        raise
+    if failed := [p.exitcode for p in procs if p.exitcode]:
+        raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
+                             f"{left()} runs left; their errors are on stderr")
+    return total - left()
+
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
-                 run_fn: Callable,               # `run_fn(config, out_dir) -> result` (default of `run_sweep`: `run`)
+                 run_fn: Callable,               # `run_fn(config, out_dir, progress=, device=) -> result`
                  out_root: Path,                 # the run directories' folder
-                 progress: bool = True,          # progress bars on stderr
+                 progress: bool = True,          # progress bars on stderr (the sweep's, and each run's)
                  max_runs: int | None = None,    # stop after this many
                  workers: int = 1,               # processes sharing the machine's threads (and its GPU)
                  device=None,                    # passed to the run function
@@ -325,85 +376,34 @@ def local_engine(db: ResultsDB,                  # the results database
                  ) -> int:
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
     (and its GPU: several small runs keep one busy). Returns how many ran."""
-    import functools
-    import inspect
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise DisentlitError(f"workers must be an integer >= 1, got {workers!r}")
-    if max_runs is not None and (isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1):
-        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {max_runs!r}")
-    if device is not None: run_fn = functools.partial(run_fn, device=device)
-    if progress and "progress" in inspect.signature(run_fn).parameters:
-        run_fn = functools.partial(run_fn, progress=True)          # each run shows its steps as well
+    check_engine_options("local", dict(workers=workers, max_runs=max_runs, device=device))
     total = db.counts(sweep)["pending"]
-    workers = max(1, min(workers, total if max_runs is None else min(total, max_runs)))    # never more than runs
-    bar = progress_bar(total=total if max_runs is None else min(total, max_runs), desc=f"sweep {sweep}",
-                       disable=not progress, unit="run")
+    total = total if max_runs is None else min(total, max_runs)
+    workers, options, lease = max(1, min(workers, total)), dict(progress=progress, device=device), lease_seconds(lease)
+    bar = progress_bar(total=total, desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
-        if workers == 1: return _serial(db, sweep, run_fn, out_root, bar, max_runs, lease)
-        if getattr(run_fn, "func", run_fn).__module__ == "__main__":
-            raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
-                                 "in a module, e.g. disentlit.sweeps.run), not in __main__ or a notebook")
-        import multiprocessing as mp
-        import disentlit.sweeps as package                  # a spawned process imports its target from the package
-        ctx, threads = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers)
-        procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, threads, lease,
-                                                           os.getpid())) for _ in range(workers)]
-        for p in procs: p.start()
-        left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
-        try:
-            while any(p.is_alive() for p in procs):
-                for p in procs: p.join(timeout=1)
-                bar.update(total - left() - bar.n)
-        except BaseException:                    # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
-            for p in procs: p.terminate()
-            for p in procs:
-                p.join(timeout=60)
-                if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
-                db.release(pid=p.pid)
-            raise
-        if failed := [p.exitcode for p in procs if p.exitcode]:
-            raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
-                                 f"{left()} runs left; their errors are on stderr")
-        return total - left()
+        if workers == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
+        return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar)
     finally: bar.close()
 
 # %% ../nbs/08b_sweeps.ipynb #32de3306
-def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int) -> dict:
+def _ray_task(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool) -> dict:
     import torch
     torch.set_num_threads(max(1, threads))
-    return run_fn(RunConfig.from_dict(config), Path(out_dir))
+    return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
 
-# %% ../nbs/08b_sweeps.ipynb #055199ee
-def ray_engine(db: ResultsDB,                # the results database
-               sweep: str,                   # the sweep whose pending runs to execute
-               run_fn: Callable,             # `run_fn(config, out_dir) -> result`
-               out_root: Path,               # the run directories' folder, reachable by every worker
-               num_cpus: float = 1,          # CPUs per run
-               num_gpus: float = 0,          # GPUs per run
-               progress: bool = True,        # a progress bar on stderr
-               lease: float | None = None,   # seconds (default $DISENTLIT_LEASE, else 600)
-               ) -> int:
-    "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
-    try: import ray
-    except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
-    if not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
-    task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
-    have = ray.cluster_resources()
-    slots = max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9),
-                           have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
-    bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
+# %% ../nbs/08b_sweeps.ipynb #4e920e98
+def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots: int, lease, bar) -> int:
+    "Submit pending runs (`submit(config, out_dir) -> ref`) up to `slots` at a time, recording each as it ends."
+    import ray
     in_flight, n = {}, 0
     try:
-        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews its tasks' leases
+        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews their leases
             while True:
                 while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
-                    run_id, config = claimed
-                    ref = task.remote(run_fn, config.to_dict(), str(out_root / run_id), int(max(1, num_cpus)))
-                    in_flight[ref] = run_id
-                if not in_flight: break
-                done, _ = ray.wait(list(in_flight), num_returns=1)
-                for ref in done:
+                    in_flight[submit(claimed[1], out_root / claimed[0])] = claimed[0]
+                if not in_flight: return n
+                for ref in ray.wait(list(in_flight), num_returns=1)[0]:
                     run_id = in_flight.pop(ref)
                     try: _record(db, run_id, ray.get(ref))
                     except Exception as e: db.fail(run_id, _error_text(e))
@@ -411,26 +411,51 @@ def ray_engine(db: ResultsDB,                # the results database
     except BaseException:
         for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
         raise
+
+# %% ../nbs/08b_sweeps.ipynb #055199ee
+def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
+    "How many runs the Ray cluster takes at once, with `num_cpus` and `num_gpus` each."
+    have = ray.cluster_resources()
+    return max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9),
+                          have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
+
+def ray_engine(db: ResultsDB,                # the results database
+               sweep: str,                   # the sweep whose pending runs to execute
+               run_fn: Callable,             # `run_fn(config, out_dir, progress=, device=) -> result`
+               out_root: Path,               # the run directories' folder, reachable by every worker
+               num_cpus: float = 1,          # CPUs per run
+               num_gpus: float = 0,          # GPUs per run
+               progress: bool = True,        # a progress bar on stderr
+               lease: float | None = None,   # seconds (default $DISENTLIT_LEASE, else 600)
+               ) -> int:
+    "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
+    check_engine_options("ray", dict(num_cpus=num_cpus, num_gpus=num_gpus))
+    try: import ray
+    except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
+    if not ray.is_initialized():
+        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
+    task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_ray_task)
+    bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
+    submit = lambda config, out_dir: task.remote(run_fn, config.to_dict(), str(out_dir), int(max(1, num_cpus)), False)
+    try: return _ray_runs(db, sweep, submit, out_root, _ray_slots(ray, num_cpus, num_gpus), lease, bar)
     finally: bar.close()
-    return n
 
 # %% ../nbs/08b_sweeps.ipynb #3a514e5b
 ENGINES = dict(local=local_engine, ray=ray_engine)
 
 # %% ../nbs/08b_sweeps.ipynb #9fb6092c
-def _check_engine_options(engine: str, lease, options: dict):
-    "The engine's options, checked before anything is written."
+ENGINE_OPTIONS = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))
+
+def check_engine_options(engine: str,    # one of `ENGINES`
+                         options: dict,  # its options, e.g. {"workers": 2}
+                         ):
+    "The engine's options, checked (by `run_sweep` before anything is written, and by the engine itself)."
     number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    _lease(lease)                                       # checked, or $DISENTLIT_LEASE read and checked
-    accepted = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))[engine]
-    if unknown := [k for k in options if k not in accepted]:
-        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: {', '.join(accepted)}")
-    w = options.get("workers", 1)
-    if isinstance(w, bool) or not isinstance(w, int) or w < 1:
-        raise DisentlitError(f"workers must be an integer >= 1, got {w!r}")
-    m = options.get("max_runs")
-    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-        raise DisentlitError(f"max_runs must be an integer >= 1 (or None: every pending run), got {m!r}")
+    if unknown := [k for k in options if k not in ENGINE_OPTIONS[engine]]:
+        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: "
+                             f"{', '.join(ENGINE_OPTIONS[engine])}")
+    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
+    if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
     if options.get("device") is not None: resolve_device(options["device"])
     if not (number(c := options.get("num_cpus", 1)) and c > 0):
         raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
@@ -448,6 +473,29 @@ def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
                              "the spec): the spec changed; give the changed spec a new name, or use another database")
 
 # %% ../nbs/08b_sweeps.ipynb #6451224f
+def _runs_folder(db_path: Path, out_root) -> Path:
+    "Where the run directories go (default: DB_runs beside the database), checked: the database's folder, writable."
+    if not db_path.parent.is_dir():
+        raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
+                             "is not): make the folder first")
+    if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
+    out_root = Path(out_root) if out_root else db_path.with_name(db_path.stem + "_runs")
+    try:
+        out_root.mkdir(parents=True, exist_ok=True)
+        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
+    except OSError as e:
+        raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
+    return out_root
+
+def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
+    "Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume` (stale runs back)."
+    if (known := sum(db.counts(name).values())) and not resume:
+        raise DisentlitError(f"{db.path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
+    if known: _same_runs(db, name, configs)
+    if resume: db.requeue_stale(lease)
+    db.add_runs(name, configs)
+
+# %% ../nbs/08b_sweeps.ipynb #6c7ff141
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
               engine: str = "local",              # one of `ENGINES`
@@ -459,30 +507,16 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               **engine_options) -> dict:
     "Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts."
     if engine not in ENGINES: raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
-    _check_engine_options(engine, lease, engine_options)
+    check_engine_options(engine, engine_options)
+    lease = lease_seconds(lease)                           # settled once: the argument, $DISENTLIT_LEASE or 600 s
     if not isinstance(spec, (dict, str, Path)):
         raise DisentlitError(f"spec must be a mapping or the path of a spec file, got {type(spec).__name__}")
     name, configs = expand_spec(spec if isinstance(spec, dict) else load_spec(spec))
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
-    run_fn = run_fn or run                                 # `run` is defined below; it is looked up when called
-    if not Path(db_path).parent.is_dir():
-        raise DisentlitError(f"{db_path}: no folder {Path(db_path).parent} (a results database is created, its folder "
-                             "is not): make the folder first")
-    if Path(db_path).exists(): ResultsDB(db_path, create=False).close()   # a foreign file is named before anything
-    out_root = Path(out_root) if out_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
+    out_root, db = _runs_folder(Path(db_path), out_root), ResultsDB(db_path)
     try:
-        out_root.mkdir(parents=True, exist_ok=True)
-        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e:
-        raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
-    db = ResultsDB(db_path)
-    try:
-        if (known := sum(db.counts(name).values())) and not resume:
-            raise DisentlitError(f"{db_path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
-        if known: _same_runs(db, name, configs)
-        if resume: db.requeue_stale(lease)
-        db.add_runs(name, configs)
+        _add_sweep(db, name, configs, resume, lease)
         with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
-            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
+            ENGINES[engine](db, name, run_fn or run, out_root, progress=progress, lease=lease, **engine_options)
         return db.counts(name)
     finally: db.close()

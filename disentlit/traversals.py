@@ -16,7 +16,7 @@ from fastcore.basics import patch
 from .core import as_rng, atomic_write, DisentlitError
 from .data import GroundTruthData
 from .models import AE, kl_normal_pair
-from .training import load_run
+from .runs import load_run
 from .evaluation import latent_kl
 
 # %% auto #0

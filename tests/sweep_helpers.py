@@ -4,7 +4,7 @@ import time
 from pathlib import Path
 
 
-def slow_run(config, out_dir: Path) -> dict:
+def slow_run(config, out_dir: Path, progress: bool = False, device=None) -> dict:
     "Sleeps a little, records that it started and that it finished (one marker file per event)."
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

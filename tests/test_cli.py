@@ -34,33 +34,6 @@ def test_stats_json_matches_closed_form(cli):
     np.testing.assert_allclose(r["std_global"], [np.sqrt(q * (1 - q))], rtol=1e-12)
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["datasets", "--stats", "mnist"], "xysquares"),                        # names the accepted datasets
-    (["datasets", "--stats", "xysquares", "--set", "grid_spacing=0"], "grid_spacing must be an integer >= 1"),
-    (["datasets", "--stats", "xysquares", "--set", "num_squares=4"], "num_squares must be 1, 2 or 3"),
-    (["datasets", "--stats", "xysquares", "--set", "grid_size=9"], "1..8"),
-    (["datasets", "--stats", "xysquares", "--set", "colour=red"], "grid_spacing"),   # lists accepted parameters
-    (["datasets", "--prepare", "dsprites", "--source", "/nonexistent/dsprites.npz"], "dsprites"),
-    (["datasets", "--prepare", "nope"], "smallnorb"),
-    (["bench", "data", "--batch-size", "0"], ">= 1"),
-    (["distances", "--dataset", "xysquares", "--pairs", "0"], "--pairs must be >= 1"),
-    (["distances", "--dataset", "xysquares", "--loss", "l1"], "accepted: mse, bce, box_blur"),
-    (["distances", "--dataset", "sprites", "--set", "grid_spacing=2"], "accepted: (none)"),
-    (["distances", "--dataset", "dsprites"], "--prepare dsprites"),
-    (["predict", "--dataset", "xysquares", "--traversals", "0"], "--traversals must be >= 1"),
-    (["predict", "--dataset", "sprites", "--set", "fixed=colour=1"], "accepted: shape, scale"),
-    (["bench", "quantum"], "invalid choice"),
-    (["bench", "train", "--framework", "factorvae", "--param", "disc_precision=half"], "accepted: auto, fp32, bf16"),
-    (["bench", "train", "--framework", "betavae", "--param", "gamma=2"], "accepted:"),
-    (["teleport"], "invalid choice"),
-])
-def test_bad_input_is_one_line_and_status_2(cli, argv, says):
-    code, out, err = cli(*argv)
-    assert code == 2, (argv, code, out, err)
-    assert err.startswith("disentlit: error:") and err.count("\n") == 1, err
-    assert says in err and "Traceback" not in err, err
-
-
 def test_bench_data_reports_a_ratio(cli):
     code, out, err = cli("bench", "data", "--json", "--repeats", "5")
     assert code == 0, err

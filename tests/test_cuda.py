@@ -1,5 +1,6 @@
 """What only a GPU can show: the training path on CUDA. Marked `cuda`; tools/gpu_check.sh runs them with
 DISENTLIT_REQUIRE_CUDA=1, which turns a missing GPU into a failure instead of a skip."""
+import dataclasses
 import os
 
 import numpy as np
@@ -19,7 +20,8 @@ from disentlit.data import XYObject
 from disentlit.catalog import get_dataset
 from disentlit.evaluation import as_encode
 from disentlit.family import get_framework
-from disentlit.training import fit
+from disentlit.runs import build_run, train
+from disentlit.training import RunConfig, fit
 
 
 def small(data, name="betavae", **kw):
@@ -43,15 +45,12 @@ def test_a_nonfinite_step_is_no_update_on_cuda():
 
 
 def test_resident_training_resumes_bit_for_bit_on_cuda(tmp_path):
-    data = XYObject()
-    a, b = small(data), small(data)
-    ra = fit(a, data, 12, batch_size=16, seed=5, out_dir=tmp_path / "a", checkpoint_every=4, device="cuda",
-             resident=True, progress=False)
-    fit(b, data, 6, batch_size=16, seed=5, out_dir=tmp_path / "b", checkpoint_every=4, device="cuda", resident=True,
-        progress=False)
-    b = small(data)
-    rb = fit(b, data, 12, batch_size=16, seed=5, out_dir=tmp_path / "b", checkpoint_every=4, device="cuda",
-             resident=True, progress=False)
+    config = RunConfig(dataset="xyobject", latents=3, model="fc", width=32, init_seed=1, steps=12, batch_size=16, seed=5,
+                       checkpoint_every=4, resident=True)
+    run = lambda config, out: (train(config, out, device="cuda", progress=False, built=(b := build_run(config))), b[0])
+    ra, a = run(config, tmp_path / "a")
+    run(dataclasses.replace(config, steps=6), tmp_path / "b")
+    rb, b = run(config, tmp_path / "b")
     assert ra["logs"] == rb["logs"]
     assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
 

@@ -97,45 +97,55 @@ REAL = dict(name="real", base=dict(dataset="xyobject", framework="betavae", late
                                    framework_params=dict(beta=0.01), metrics=["mig", "dci"],
                                    metric_params=dict(mig=dict(num_train=300), dci=dict(num_train=300, num_test=150))),
             grid={"loss": ["mse", "box_blur"]}, repeats=1)
-KEEP = ("status", "step", "final", "active_latents", "collapsed", "kl_per_latent", "dci_mode", "metrics")   # not the timings
+KEEP = ("status", "step", "final", "active_latents", "collapsed", "kl_per_latent", "dci_mode")   # not the timings
 
 
 def _results(db) -> dict:
     return {r["id"]: ({k: r["result"].get(k) for k in KEEP}, r["metrics"]) for r in ResultsDB(db).runs()}
 
 
-def _phase(runs_root: Path, phase: str) -> bool:
-    "Whether some run directory is in `phase` right now: mid-training, trained but not scored, or drawing its figures."
+def _phase(runs_root: Path, phase: str, lines: int = 10) -> bool:
+    """Whether some run directory is in `phase` right now: mid-training (`lines` steps logged, at least), trained but
+    not scored, or drawing its figures."""
     for d in runs_root.glob("*") if runs_root.exists() else []:
         has = lambda name: (d / name).exists()
         if phase == "training" and has("log.jsonl") and not has("result.json") and \
-                len((d / "log.jsonl").read_text().splitlines()) >= 10: return True
+                len((d / "log.jsonl").read_text().splitlines()) >= lines: return True
         if phase == "trained" and has("result.json") and not has("metrics.json"): return True
         if phase == "figures" and has("metrics.json") and not has("traversals.png"): return True
     return False
 
 
-def test_real_runs_killed_at_every_stage_end_as_an_uninterrupted_sweep(tmp_path):
-    """SIGKILL a sweep of real runs in training, once training is done, while it writes its figures, and at random
-    moments, resuming each time; then every run's result equals an uninterrupted sweep's, `final` included."""
+@pytest.fixture(scope="module")
+def real_sweep(tmp_path_factory):
+    "The spec of two real runs, and the database of their sweep run uninterrupted: (spec file, database)."
     import json
+    home = tmp_path_factory.mktemp("real")
+    (spec := home / "real.json").write_text(json.dumps(REAL))
+    subprocess.run(["disentlit", "sweep", str(spec), "--db", str(home / "reference.sqlite")], check=True,
+                   capture_output=True)
+    return spec, home / "reference.sqlite"
+
+
+def test_real_runs_killed_at_every_stage_end_as_an_uninterrupted_sweep(tmp_path, real_sweep):
+    """SIGKILL a sweep of real runs in training, once training is done, while it writes its figures, and at a random
+    step of the next run's training, resuming each time; then every run's result equals an uninterrupted sweep's,
+    `final` included. Each kill is asserted to have happened."""
     import random
-    spec = tmp_path / "real.json"
-    spec.write_text(json.dumps(REAL))
-    reference = tmp_path / "reference.sqlite"
-    subprocess.run(["disentlit", "sweep", str(spec), "--db", str(reference)], check=True, capture_output=True)
-    db, runs_root, rng, kills = tmp_path / "killed.sqlite", tmp_path / "killed_runs", random.Random(0), []
+    spec, reference = real_sweep
+    db, runs_root, kills = tmp_path / "killed.sqlite", tmp_path / "killed_runs", []
+    at = random.Random(0).randint(1, REAL["base"]["steps"] - 1)                # the random step: a moment, not a time
     for phase in ("training", "trained", "figures", "random", "end"):
         argv = ["disentlit", "sweep", str(spec), "--db", str(db)] + (["--resume"] if db.exists() else [])
-        proc, t0 = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE), time.time()
-        wait = rng.uniform(2.0, 8.0)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         while proc.poll() is None:
-            if (phase == "random" and time.time() - t0 > wait) or (phase not in ("random", "end") and _phase(runs_root, phase)):
+            if phase != "end" and _phase(runs_root, "training" if phase == "random" else phase,
+                                         at if phase == "random" else 10):
                 proc.send_signal(signal.SIGKILL); proc.wait(); kills.append(phase)
                 break
             time.sleep(0.01)
         else: assert proc.returncode == 0, proc.stderr.read()
-    assert {"training", "trained", "figures"} <= set(kills), f"kills landed in {kills}: the test did not test every stage"
+    assert kills == ["training", "trained", "figures", "random"], f"kills landed in {kills}: a stage was not tested"
     assert ResultsDB(db).counts("real") == dict(pending=0, running=0, done=2, failed=0)
     assert _results(db) == _results(reference)                       # `final` included, bit for bit
     for r in ResultsDB(db).runs():                                    # no half-written file is left behind
@@ -144,20 +154,21 @@ def test_real_runs_killed_at_every_stage_end_as_an_uninterrupted_sweep(tmp_path)
         for png in (f for f in files if f.suffix == ".png"): assert png.read_bytes().endswith(b"IEND\xaeB`\x82"), png
 
 
-def test_figures_killed_while_writing_leave_no_broken_file(tmp_path):
-    "Kill `disentlit figures` at random moments: every PNG it leaves is whole, and a run to the end writes them all."
-    import random
-    spec = tmp_path / "real.json"
-    spec.write_text(__import__("json").dumps(REAL))
-    db = tmp_path / "r.sqlite"
-    subprocess.run(["disentlit", "sweep", str(spec), "--db", str(db)], check=True, capture_output=True)
-    rng, out = random.Random(1), tmp_path / "figs"
-    for _ in range(4):
+def test_figures_killed_while_writing_leave_no_broken_file(tmp_path, real_sweep):
+    """Kill `disentlit figures` while it writes a file (its temporary file is in the folder), four times: every PNG it
+    leaves is whole, and a run to the end writes them all and clears what the killed ones left. Each kill is asserted
+    to have happened."""
+    db, out, kills = real_sweep[1], tmp_path / "figs", 0
+    for k in range(4):
         proc = subprocess.Popen(["disentlit", "figures", "--db", str(db), "--out", str(out)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        try: proc.wait(timeout=rng.uniform(2.0, 5.0))
-        except subprocess.TimeoutExpired: proc.send_signal(signal.SIGKILL); proc.wait()
+        while proc.poll() is None:
+            if list(out.glob(".*.tmp")):                            # a file half written: now
+                proc.send_signal(signal.SIGKILL); proc.wait(); kills += 1
+                break
+            time.sleep(0.005)
         for png in out.glob("*.png"): assert png.read_bytes().endswith(b"IEND\xaeB`\x82"), png
+    assert kills == 4, f"{kills} of 4 runs of figures were killed while writing"
     subprocess.run(["disentlit", "figures", "--db", str(db), "--out", str(out)], check=True, capture_output=True)
     assert {"figure11_loss.png", "effects.csv", "results.csv"} <= {p.name for p in out.iterdir()}
     assert not [p for p in out.iterdir() if ".tmp" in p.name]

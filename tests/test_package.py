@@ -29,7 +29,8 @@ def test_readme_is_generated_from_index():
 
 def test_every_designed_notebook_exists_and_exports():
     nbs = {p.name for p in (ROOT / "nbs").glob("*.ipynb")}
-    assert {"index.ipynb", "00_core.ipynb", "01b_data.ipynb", "01c_data_files.ipynb", "03a_models.ipynb", "11_cli.ipynb"} <= nbs
+    assert {"index.ipynb", "00_core.ipynb", "01b_data.ipynb", "01c_data_files.ipynb", "03a_models.ipynb",
+            "11_cli.ipynb"} <= nbs
     readings = {"09_reproduction.ipynb", "12_predict.ipynb"}                      # readings, not modules
     for nb in nbs - {"index.ipynb", "install.ipynb", *readings}:   # the pages without a module
         text = (ROOT / "nbs" / nb).read_text()
@@ -87,11 +88,25 @@ def _imported_modules(path: Path) -> set[str]:
 def test_no_module_imports_a_later_one():
     "The import graph follows the notebooks: a reader going top to bottom never meets a name before its definition."
     order = _module_order()
-    assert list(order)[:11] == ["core", "factors", "data", "data_files", "datasets", "catalog", "distances", "models",
-                               "family", "losses", "training"], order
+    assert list(order)[:12] == ["core", "factors", "data", "data_files", "datasets", "catalog", "distances", "models",
+                                "family", "losses", "training", "runs"], order
     later = {f"{p.stem} imports {m}": (order[p.stem], order[m]) for p in (ROOT / "disentlit").glob("*.py") if p.stem in order
              for m in _imported_modules(p) if m in order and order[m] >= order[p.stem] and m != p.stem}
     assert not later, f"imports of a module from a later notebook: {later}"
+
+
+def test_core_imports_no_torch():
+    "`disentlit.core` (errors, settings, files, progress, JSON, tables) loads without torch, and so does the CLI module."
+    code = "import sys, disentlit.core, disentlit.cli; sys.exit('torch' in sys.modules)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr or "importing disentlit.core (or disentlit.cli) imported torch"
+
+
+def test_no_module_is_long():
+    "One job per module: none over ~500 lines (the generated `_modidx` aside)."
+    long = {p.name: n for p in (ROOT / "disentlit").glob("*.py") if p.stem != "_modidx"
+            and (n := len(p.read_text().splitlines())) > 550}
+    assert not long, f"modules over ~500 lines (split the notebook): {long}"
 
 
 def test_notebooks_remove_their_temporary_folders():
@@ -105,7 +120,7 @@ def test_notebooks_remove_their_temporary_folders():
         opened = [i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s]
         removed = [i for i, s in enumerate(code) if "scratch.cleanup()" in s]
         if not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]): offenders.append(nb.name)
-    assert not offenders, f"notebooks whose temporary folders outlive them (see 05_training's scratch cells): {offenders}"
+    assert not offenders, f"notebooks whose temporary folders outlive them (see 05b_runs' scratch cells): {offenders}"
 
 
 def test_copy_checkout_copies_what_a_clone_holds(tmp_path):

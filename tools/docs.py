@@ -100,7 +100,7 @@ def page_href(stem: str) -> str:
 
 def relink(text: str, anchors: dict | None = None) -> str:
     """Links to nbdev's pages of this site (`[`fit`](https://disentlit.github.io/disentlit/models.html#fit)`) -> links to
-    this site's page and anchor (`05_training.html#fit`). With `anchors` (page -> the API entries on it), a name
+    this site's page and anchor (`05a_training.html#fit`). With `anchors` (page -> the API entries on it), a name
     without an entry links to its class's entry (a method) or is left as code."""
     pages = nbdev_pages()
     def target(page, anchor):
