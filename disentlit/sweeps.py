@@ -33,9 +33,9 @@ from .traversals import plot_traversal_grid, traversal_grid
 from .store import ResultsDB
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINES', 'ENGINE_OPTIONS', 'expand_spec',
-           'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'heartbeat',
-           'local_engine', 'ray_engine', 'check_engine_options', 'run_sweep']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINE_OPTIONS', 'ENGINES', 'expand_spec',
+           'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'check_engine_options',
+           'heartbeat', 'local_engine', 'ray_engine', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -259,6 +259,25 @@ def run(config: RunConfig,          # the run
     _illustrate(config, model, data, out_dir)
     return dict(result, metrics=scalar_metrics(scores))
 
+# %% ../nbs/08b_sweeps.ipynb #9fb6092c
+ENGINE_OPTIONS = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))
+
+def check_engine_options(engine: str,    # one of `ENGINES`
+                         options: dict,  # its options, e.g. {"workers": 2}
+                         ):
+    "The engine's options, checked (by `run_sweep` before anything is written, and by the engine itself)."
+    number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+    if unknown := [k for k in options if k not in ENGINE_OPTIONS[engine]]:
+        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: "
+                             f"{', '.join(ENGINE_OPTIONS[engine])}")
+    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
+    if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
+    if options.get("device") is not None: resolve_device(options["device"])
+    if not (number(c := options.get("num_cpus", 1)) and c > 0):
+        raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
+    if not (number(g := options.get("num_gpus", 0)) and g >= 0):
+        raise DisentlitError(f"num_gpus must be a number >= 0, got {g!r}")
+
 # %% ../nbs/08b_sweeps.ipynb #ca4a6bde
 def _error_text(e: BaseException) -> str:
     "The exception and the last lines of its traceback, for the database."
@@ -442,25 +461,6 @@ def ray_engine(db: ResultsDB,                # the results database
 
 # %% ../nbs/08b_sweeps.ipynb #3a514e5b
 ENGINES = dict(local=local_engine, ray=ray_engine)
-
-# %% ../nbs/08b_sweeps.ipynb #9fb6092c
-ENGINE_OPTIONS = dict(local=("workers", "device", "max_runs"), ray=("num_cpus", "num_gpus"))
-
-def check_engine_options(engine: str,    # one of `ENGINES`
-                         options: dict,  # its options, e.g. {"workers": 2}
-                         ):
-    "The engine's options, checked (by `run_sweep` before anything is written, and by the engine itself)."
-    number = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-    if unknown := [k for k in options if k not in ENGINE_OPTIONS[engine]]:
-        raise DisentlitError(f"the {engine} engine has no option {unknown[0]!r}; accepted: "
-                             f"{', '.join(ENGINE_OPTIONS[engine])}")
-    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
-    if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
-    if options.get("device") is not None: resolve_device(options["device"])
-    if not (number(c := options.get("num_cpus", 1)) and c > 0):
-        raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
-    if not (number(g := options.get("num_gpus", 0)) and g >= 0):
-        raise DisentlitError(f"num_gpus must be a number >= 0, got {g!r}")
 
 # %% ../nbs/08b_sweeps.ipynb #fa6f4b7d
 def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
