@@ -238,8 +238,10 @@ def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
                batch_size=config.batch_size, final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
                curve=curve, **{"message": r["message"]} if "message" in r else {})
     shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
+    speed = "speed not measured (too few steps after 2 warm-up steps)" if ips is None else \
+        f"{ips} images/s (after 2 warm-up steps, scoring left out)"
     return res, "\n".join([f"run {out}: {r['status']} at step {r['step']}/{config.steps}", "  " + shown,
-                           f"  {ips} images/s (after 2 warm-up steps, scoring left out), {res['seconds']} s",
+                           f"  {speed}, {res['seconds']} s",
                            *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
                              + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}" for p in curve]])
 

@@ -147,7 +147,7 @@ def test_two_trains_on_one_run_directory(tmp_path, data_home):
     run = tmp_path / "run"
     assert _main("train", *TINY, "--out", str(run))[0] == 0
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-                               "from disentlit.training import run_lock\n"
+                               "from disentlit.runs import run_lock\n"
                                "with run_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(120)",
                                str(run)], stdout=subprocess.PIPE, text=True)
     try:
