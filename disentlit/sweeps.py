@@ -383,6 +383,8 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
                              f"{left()} runs left; their errors are on stderr")
     return total - left()
 
+
+# %% ../nbs/08b_sweeps.ipynb #7bbc57f1
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
                  run_fn: Callable,               # `run_fn(config, out_dir, progress=, device=) -> result`
