@@ -571,11 +571,11 @@ def _walk(page, base: str, problems: list, mode: str):
     clicked = 0
     for text, href in entries:
         if not href or href.startswith("#"): continue
-        _open(page, base + "index.html")
+        page.goto(base + "index.html", wait_until="domcontentloaded")   # the sidebar is there: no need to wait for more
         want = urljoin(base + "index.html", href).split("#")[0]
         try:
             page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first.click(timeout=10_000)
-            page.wait_for_load_state()
+            page.wait_for_load_state("domcontentloaded")
             ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
         except Exception: ok = False
         if not ok: problems.append(f"browser ({mode}): the sidebar's {text!r} led to {page.url}, not to a page ({want})")
