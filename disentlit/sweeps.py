@@ -204,7 +204,7 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig, ax = plt.subplots(figsize=(5, 3))
     for key in [k for k in rows[0] if k not in ("step", "seconds", "images_per_second")]:
         ax.plot([r["step"] for r in rows], [r[key] for r in rows], label=key, lw=1)
-    ax.set_yscale("log"); ax.set_xlabel("step"); ax.legend(fontsize=7); ax.set_title(title, fontsize=9)
+    ax.set_yscale("log"); ax.set_xlabel("step"); ax.legend(fontsize=8); ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 
