@@ -20,7 +20,7 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching, 
 
 # %% auto #0
 __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'curve_row', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'plot_training_losses', 'udr_scores', 'figures']
+           'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
 def results_frame(db_path: str | Path,        # a results database
@@ -196,6 +196,22 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
     axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.02), frameon=False)
     return fig
 
+# %% ../nbs/08d_analysis.ipynb #5dbb6cc9
+def settled_step(rows,                                    # runs with a learning curve (`curve_row`'s or `results_frame`'s)
+                 metrics=("mig", "dci.disentanglement"),  # the scores that must hold still
+                 tol: float = 0.02,                       # how far a score may still move after the step
+                 ) -> int:
+    "The first scored step after which no run's score in `metrics` moves by more than `tol` from its value there."
+    curves = [r.get("curve") or [] for r in rows]
+    if not curves or not all(curves): raise DisentlitError("settled_step needs runs with a learning curve (eval_every)")
+    steps = [p["step"] for p in curves[0]]
+    if any([p["step"] for p in c] != steps for c in curves):
+        raise DisentlitError(f"settled_step: the runs are scored at different steps: {[[p['step'] for p in c] for c in curves]}")
+    if missing := {m for c in curves for p in c for m in metrics if m not in p["metrics"]}:
+        raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every point of every curve")
+    still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12 for p in c[i + 1:] for m in metrics)
+    return next(s for i, s in enumerate(steps) if all(still(c, i) for c in curves))
+
 # %% ../nbs/08d_analysis.ipynb #3234394d
 COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
                ("dataset", "xysquares", "figure6_datasets"), ("beta", "min", "score_vs_beta"),
@@ -223,6 +239,22 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
         ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")
         ax.legend(fontsize=7)
     return fig
+
+# %% ../nbs/08d_analysis.ipynb #1f78a548
+def largest_rise(log: list[dict],    # a run's `log.jsonl` records (`read_log`)
+                 key: str = "loss",  # the logged term
+                 ) -> dict:
+    """The largest rise of `key` above the lowest value logged before it: its step, the lowest value before (`low`),
+    the value (`high`) and their `ratio`; `first_10x`, the first step at which it exceeded 10 times its lowest before
+    (None if it never did); `last`, the last value logged."""
+    log = [r for r in log if isinstance(r.get(key), (int, float))]
+    if not log: raise DisentlitError(f"largest_rise: no {key!r} in the log")
+    steps, value = np.array([r["step"] for r in log]), np.array([r[key] for r in log], dtype=float)
+    low = np.minimum.accumulate(value)                       # the lowest value so far, at every step
+    ratio = value / np.maximum(low, np.finfo(float).tiny)
+    k, over = int(np.argmax(ratio)), np.flatnonzero(ratio > 10)
+    return dict(step=int(steps[k]), low=float(low[k]), high=float(value[k]), ratio=float(ratio[k]),
+                first_10x=int(steps[over[0]]) if len(over) else None, last=float(value[-1]))
 
 # %% ../nbs/08d_analysis.ipynb #091e9dd2
 def udr_scores(rows: list[dict],        # `results_frame`'s rows
