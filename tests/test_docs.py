@@ -284,10 +284,15 @@ def test_browser_rules_flag_cut_entries_wrapped_outputs_and_images_that_do_not_l
     css = copy / "styles.css"
     css.write_text(css.read_text().replace("white-space: pre !important", "white-space: pre-wrap !important")
                    .replace(".md-nav--secondary .md-ellipsis {", ".md-nav--secondary .md-x {"))
-    page = copy / "01a_factors.html"                        # its contents list has long entries, its outputs long lines
-    page.write_text(page.read_text().replace("</article>", '<img src="images/missing.png"></article>', 1))
+    page = copy / "01a_factors.html"                        # a page with printed outputs
+    from bs4 import BeautifulSoup
+    html = BeautifulSoup(page.read_text().replace("</article>", '<img src="images/missing.png"></article>', 1),
+                         "html.parser")
+    long = "FactorSpace.a_method_name_far_too_long_for_any_contents_list"   # planted: the page's own entries may fit
+    html.select_one(".md-sidebar--secondary nav.md-nav--secondary .md-ellipsis").string = long   # the right-hand list
+    page.write_text(str(html))
     found = docs_check.browser_check(copy, tmp_path / "shots", only={"01a_factors"})["problems"]
-    assert any(p.startswith("toc: 01a_factors: entries cut short") for p in found), found
+    assert any(p.startswith("toc: 01a_factors: entries cut short") and long in p for p in found), found
     assert any("printed outputs wrap" in p for p in found), found
     assert any("did not load" in p and "missing.png" in p for p in found), found
 
