@@ -20,7 +20,7 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching, 
 
 # %% auto #0
 __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'curve_row', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
+           'settled_step', 'row_at', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
 def results_frame(db_path: str | Path,        # a results database
@@ -211,6 +211,19 @@ def settled_step(rows,                                    # runs with a learning
         raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every point of every curve")
     still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12 for p in c[i + 1:] for m in metrics)
     return next(s for i, s in enumerate(steps) if all(still(c, i) for c in curves))
+
+# %% ../nbs/08d_analysis.ipynb #abe0f821
+def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
+           step: int,   # one of its scored steps
+           ) -> dict:
+    "`row` as it stood at `step` of its learning curve: that point's scores, active latents and squares drawn."
+    steps = [p["step"] for p in row.get("curve") or []]
+    if step not in steps: raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; it was at {steps}")
+    p = row["curve"][steps.index(step)]
+    out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"], collapsed=p["active_latents"] == 0,
+               channels_drawn=p["channels_drawn"])
+    if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
+    return out
 
 # %% ../nbs/08d_analysis.ipynb #3234394d
 COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
