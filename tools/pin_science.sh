@@ -21,12 +21,14 @@ fi
 cp "$here/tools/science_sweeps.sh" "$pinned/tools/"
 export SWEEPS=${SWEEPS:-mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu}
 for name in $SWEEPS; do
+  # a spec committed after the pin (a protocol that depends on earlier results) is data: the code stays pinned
+  [ -f "$pinned/specs/$name.yaml" ] || cp "$here/specs/$name.yaml" "$pinned/specs/"
   [ -f "$here/results/$name.sqlite" ] && [ ! -f "$pinned/results/$name.sqlite" ] && cp "$here/results/$name.sqlite" "$pinned/results/"
+  if [ -d "$here/results/${name}_runs" ]; then       # the committed state of long runs (tools/snapshot_science.py)
+    mkdir -p "$pinned/results/${name}_runs"
+    cp -rn "$here/results/${name}_runs/." "$pinned/results/${name}_runs/"
+  fi
 done
-if [ -d "$here/results/paper_length_cpu_runs" ]; then
-  mkdir -p "$pinned/results/paper_length_cpu_runs"
-  cp -rn "$here/results/paper_length_cpu_runs/." "$pinned/results/paper_length_cpu_runs/"
-fi
 if [ ! -x "$pinned/.venv/bin/disentlit" ]; then
   python3 -m venv "$pinned/.venv"
   "$pinned/.venv/bin/pip" install -q torch==2.13.0
