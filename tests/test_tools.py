@@ -35,6 +35,11 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
     assert (here / "results" / "other.sqlite").read_text().startswith("this checkout's own")
     carried = here / "results" / "long_runs" / "abc"
     assert sorted(p.name for p in carried.iterdir()) == ["checkpoint.pt", "config.json", "curve.jsonl", "log.jsonl"]
+    (run / "result.json").write_text("{}")                                 # the run finishes: its checkpoint goes
+    out = subprocess.run([sys.executable, str(here / "tools" / "snapshot_science.py"), str(pinned), "--sweep", "one",
+                          "--carry", "long"], capture_output=True, text=True)
+    assert out.returncode == 0 and "abc: copied (finished: no checkpoint)" in out.stdout, out
+    assert sorted(p.name for p in carried.iterdir()) == ["config.json", "curve.jsonl", "log.jsonl", "result.json"]
 
 
 def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):

@@ -1,7 +1,8 @@
 """Copy the science sweeps' state from a pinned clone into this checkout's results/, to be committed: each results
 database (through SQLite's backup API, consistent while a sweep writes it), and for the long runs, whose training
-spans sessions, each run directory's configuration, learning curve, log and last checkpoint, so that the next
-session's sweep resumes them (`disentlit sweep ... --resume` finds them in results/NAME_runs/).
+spans sessions, each run directory's configuration, learning curve, log and last checkpoint (a finished run's result
+instead of its checkpoint), so that the next session's sweep resumes them (`disentlit sweep ... --resume` finds them
+in results/NAME_runs/).
 
     python tools/snapshot_science.py /path/to/pinned [--sweep NAME ...] [--carry NAME ...]
 
@@ -34,6 +35,8 @@ for name in a.carry:
     for run in sorted((a.pinned / "results" / f"{name}_runs").glob("*")):
         out = here / f"{name}_runs" / run.name
         out.mkdir(parents=True, exist_ok=True)
+        finished = (run / "result.json").exists()       # its result is whole: the checkpoint (15 MB) is not needed
         for f in ("config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl", "result.json", "metrics.json"):
-            if (run / f).exists(): shutil.copy2(run / f, out / f)
-        print(f"{name}_runs/{run.name}: copied")
+            if (run / f).exists() and not (finished and f == "checkpoint.pt"): shutil.copy2(run / f, out / f)
+        if finished: (out / "checkpoint.pt").unlink(missing_ok=True)
+        print(f"{name}_runs/{run.name}: copied" + (" (finished: no checkpoint)" if finished else ""))
