@@ -19,8 +19,8 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching, 
                                   varied_settings)
 
 # %% auto #0
-__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'curve_row', 'plot_arms', 'plot_comparison', 'plot_learning_curves',
-           'settled_step', 'row_at', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
+__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'plot_arms', 'plot_comparison',
+           'plot_learning_curves', 'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
 def results_frame(db_path: str | Path,        # a results database
@@ -48,20 +48,29 @@ def results_frame(db_path: str | Path,        # a results database
         out.append(row)
     return out
 
+# %% ../nbs/08d_analysis.ipynb #abe0f821
+def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
+           step: int,   # one of its scored steps
+           ) -> dict:
+    "`row` as it stood at `step` of its learning curve: that point's scores, active latents and squares drawn."
+    steps = [p["step"] for p in row.get("curve") or []]
+    if step not in steps: raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; it was at {steps}")
+    p = row["curve"][steps.index(step)]
+    out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"], collapsed=p["active_latents"] == 0,
+               channels_drawn=p["channels_drawn"])
+    if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
+    return out
+
 # %% ../nbs/08d_analysis.ipynb #4fb6e7b7
 def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote it)
               ) -> dict:
-    "A run directory as a `results_frame` row: its settings, its curve so far, the scores of its last point."
+    "A run directory as a `results_frame` row: its settings, its curve so far, the run as at its last point."
     config, curve = read_config(run_dir), read_curve(run_dir)
     flat = flat_settings(config.to_dict())
     row = dict(id=Path(run_dir).name, **flat, settings=list(flat), curve=curve_points(curve))
-    if curve:
-        last = curve[-1]
-        row.update(last["metrics"], step=last["step"], active_latents=last["active_latents"],
-                   collapsed=last["collapsed"], channels_drawn=last["channels"]["drawn"],
-                   channels=last["channels"]["channels"])
-        row["partial"] = row["channels_drawn"] < row["channels"]
-    return row
+    if not curve: return row
+    return row_at(dict(row, channels=curve[-1]["channels"]["channels"]), curve[-1]["step"])
+
 
 # %% ../nbs/08d_analysis.ipynb #83de3a50
 def _label(rows, metric: str) -> str:
@@ -211,19 +220,6 @@ def settled_step(rows,                                    # runs with a learning
         raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every point of every curve")
     still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12 for p in c[i + 1:] for m in metrics)
     return next(s for i, s in enumerate(steps) if all(still(c, i) for c in curves))
-
-# %% ../nbs/08d_analysis.ipynb #abe0f821
-def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
-           step: int,   # one of its scored steps
-           ) -> dict:
-    "`row` as it stood at `step` of its learning curve: that point's scores, active latents and squares drawn."
-    steps = [p["step"] for p in row.get("curve") or []]
-    if step not in steps: raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; it was at {steps}")
-    p = row["curve"][steps.index(step)]
-    out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"], collapsed=p["active_latents"] == 0,
-               channels_drawn=p["channels_drawn"])
-    if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
-    return out
 
 # %% ../nbs/08d_analysis.ipynb #3234394d
 COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
