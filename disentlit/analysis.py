@@ -71,7 +71,6 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
     if not curve: return row
     return row_at(dict(row, channels=curve[-1]["channels"]["channels"]), curve[-1]["step"])
 
-
 # %% ../nbs/08d_analysis.ipynb #83de3a50
 def _label(rows, metric: str) -> str:
     "An axis label for `metric`, with the DCI mode the runs used (exact = the reference's gradient boosting)."
