@@ -19,7 +19,7 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching, 
                                   varied_settings)
 
 # %% auto #0
-__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'plot_arms', 'plot_comparison',
+__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'run_marker', 'plot_arms', 'plot_comparison',
            'plot_learning_curves', 'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
@@ -79,10 +79,11 @@ def _label(rows, metric: str) -> str:
     return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
 
 # %% ../nbs/08d_analysis.ipynb #0c2ca1fb
-def _marker(kind: str, colour) -> dict:
-    "A run's marker: a cross when collapsed, an open circle when partly collapsed, else a filled circle."
+def run_marker(kind: str, colour) -> dict:
+    "`scatter`'s keywords for a run of `run_kind`'s kind: a cross if collapsed, an open circle if partial, else a dot."
     if kind == "collapsed": return dict(marker="x", color=colour)
     return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
+
 
 # %% ../nbs/08d_analysis.ipynb #f7503480
 def plot_arms(rows,              # `results_frame`'s rows
@@ -100,7 +101,7 @@ def plot_arms(rows,              # `results_frame`'s rows
         for kind in ("whole", "partial", "collapsed"):
             pts = [r[metric] for r in rs if run_kind(r) == kind]
             if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, linewidths=1.2, zorder=3,
-                               **_marker(kind, colour))
+                               **run_marker(kind, colour))
         if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2, color=colour, lw=2.5)
     ax.set_xticks(range(len(arms)), list(arms), fontsize=8)
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
@@ -147,7 +148,7 @@ def plot_comparison(rows,              # `results_frame`'s rows
             pts = [r for r in group if run_kind(r) == kind]
             if pts: ax.scatter([pos[r[x]] + shift + jitter.uniform(-0.2, 0.2) * width for r in pts],
                                [r[metric] for r in pts], s=22, alpha=0.8, linewidths=1.2, zorder=3,
-                               **_marker(kind, colour))
+                               **run_marker(kind, colour))
         meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v])))
                 for v in levels if any(r[x] == v for r in group)]
         for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m], color=colour, lw=2.5,
@@ -191,7 +192,7 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
                 for kind, keep in (("partial", lambda d: 0 < d < (r.get("channels") or 0)),
                                    ("collapsed", lambda d: d == 0)):                # a cross: draws nothing
                     odd = [(s, v) for s, v, d in pts if keep(d)]
-                    if odd: ax.scatter(*zip(*odd), s=16, linewidths=1, zorder=3, **_marker(kind, colour))
+                    if odd: ax.scatter(*zip(*odd), s=16, linewidths=1, zorder=3, **run_marker(kind, colour))
                 for s, v, _ in pts: by_step.setdefault(s, []).append(v)
             steps = sorted(by_step)
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
@@ -200,7 +201,7 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
         ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel)); ax.set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("training step")
     for kind, what in (("partial", "some channels, not all"), ("collapsed", "no channel")):
-        axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}", **_marker(kind, "grey"))
+        axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}", **run_marker(kind, "grey"))
     axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.02), frameon=False)
     return fig
 
