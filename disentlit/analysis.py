@@ -202,7 +202,7 @@ def plot_learning_curves(rows,                          # `results_frame`'s rows
     axes[-1, 0].set_xlabel("training step")
     for kind, what in (("partial", "some channels, not all"), ("collapsed", "no channel")):
         axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}", **run_marker(kind, "grey"))
-    axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 1.02), frameon=False)
+    axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)   # above: no line hidden
     return fig
 
 # %% ../nbs/08d_analysis.ipynb #5dbb6cc9
