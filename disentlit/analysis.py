@@ -272,10 +272,12 @@ def udr_scores(rows: list[dict],        # `results_frame`'s rows
                seed: int = 0,           # of their draw, and of the Lasso
                ) -> list[dict]:         # id, group, runs, udr
     """UDR of each run among the seeds of its configuration (two or more runs that differ only in `seed`), from the
-    latent means and KLs of the same `n` observations, read from the run directories."""
+    latent means and KLs of the same `n` observations, read from the run directories; a run whose directory no
+    longer holds its model (a finished run kept without its checkpoint) is left out."""
     within, out = varied_settings(rows), []
     for key, group in group_rows(rows, within).items():
-        group = [r for r in group if (Path(runs_root) / r["id"] / "config.json").exists()]
+        group = [r for r in group if all((Path(runs_root) / r["id"] / f).exists() for f in ("config.json",
+                                                                                             "checkpoint.pt"))]
         if len(group) < 2: continue
         reps, kls = [], []
         for r in group:
