@@ -84,7 +84,6 @@ def run_marker(kind: str, colour) -> dict:
     if kind == "collapsed": return dict(marker="x", color=colour)
     return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
 
-
 # %% ../nbs/08d_analysis.ipynb #f7503480
 def plot_arms(rows,              # `results_frame`'s rows
               metric: str,       # the score
