@@ -28,7 +28,8 @@ def results_frame(db_path: str | Path,        # a results database
                   ) -> list[dict]:
     """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
     active latents and whether the run collapsed, how many channels (XYSquares: squares) it draws of how many, whether
-    it is partly collapsed (draws fewer than all), the DCI mode."""
+    it is partly collapsed (draws fewer than all), the DCI mode, and the training's images a second (of the part
+    trained last, for a run that was resumed)."""
     db, damaged = ResultsDB(db_path, create=False), []
     try: rows = db.runs(status="done", sweep=sweep, damaged=damaged)
     finally: db.close()
@@ -43,7 +44,8 @@ def results_frame(db_path: str | Path,        # a results database
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
                    channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
-                   partial=None if not ch else ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"))
+                   partial=None if not ch else ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"),
+                   images_per_second=res.get("images_per_second"))
         if res.get("curve"): row["curve"] = res["curve"]               # scores by step, when the run kept them
         out.append(row)
     return out
