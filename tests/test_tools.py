@@ -53,6 +53,64 @@ def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):
     assert not (tmp_path / "out").exists()                     # nothing written
 
 
+
+STUB_PYTHON = r"""#!/usr/bin/env bash
+# a stand-in for the device machine's python3: records each call, plays each part of the GPU check
+echo "$*" >> "$CALLS"
+runs="$GPU_CHECK_STATE/figure11_gpu_runs/r1"
+case "$*" in
+  *"-m pytest"*) echo "4 passed";;
+  *"bench train"*) echo '{"device": "cuda"}';;
+  *" sweep "*) mkdir -p "$runs"; echo '{"step": 5760}' > "$runs/curve.jsonl"; echo weights > "$runs/checkpoint.pt"
+               exit "${SWEEP_STATUS:-0}";;
+  *" figures "*) mkdir -p "$GPU_CHECK_STATE/figure11_gpu"; echo png > "$GPU_CHECK_STATE/figure11_gpu/curves.png";;
+  "-"*) cat > /dev/null;;                                           # the inline programs: CUDA is here, a copy
+esac
+exit 0
+"""
+
+
+def _gpu_check(tmp_path, **env):
+    "tools/gpu_check.sh run with a stand-in Python; returns (the completed process, its calls, the output folder)."
+    stub = tmp_path / "python3"
+    stub.write_text(STUB_PYTHON); stub.chmod(0o755)
+    calls, out = tmp_path / "calls.txt", tmp_path / "out"
+    calls.unlink(missing_ok=True)
+    p = subprocess.run(["bash", str(ROOT / "tools" / "gpu_check.sh")], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "PYTHON": str(stub), "OUT": str(out), "CALLS": str(calls),
+                            "GPU_CHECK_STATE": str(tmp_path / "state"), **env})
+    return p, calls.read_text().splitlines() if calls.exists() else [], out
+
+
+def _packed(out):
+    import tarfile
+    with tarfile.open(out / "figure11_gpu_runs.tar.gz") as t: return sorted(t.getnames())
+
+
+def test_gpu_check_runs_every_part_once_and_brings_back_the_runs_curves(tmp_path):
+    """Each part runs as the commands it names (the bench and the sweep through `timeout`, which runs programs, not
+    shell functions), every run at once by default; the runs' small files come back in one archive, never a
+    checkpoint; a second call finds every part done and repeats none but the finished sweep's resume."""
+    p, calls, out = _gpu_check(tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "every part done" in p.stdout
+    assert any("-m pytest -q -m cuda tests/test_cuda.py" in c for c in calls)
+    assert any("bench train --device cuda" in c for c in calls)
+    assert any("sweep specs/figure11_gpu.yaml" in c and "--workers 6 --device cuda --resume" in c for c in calls)
+    assert json.loads((out / "bench_train.json").read_text()) == {"device": "cuda"}
+    assert _packed(out) == ["figure11_gpu/curves.png", "figure11_gpu_runs/r1/curve.jsonl"]
+    p, again, _ = _gpu_check(tmp_path)
+    assert p.returncode == 0 and not any("-m pytest" in c or "bench train" in c for c in again), again
+
+
+def test_gpu_check_cut_off_in_the_sweep_says_so_and_still_brings_back_the_curves(tmp_path):
+    "The sweep stopped by the time limit (timeout's 124): status 3 (call again), the curves so far packed."
+    p, calls, out = _gpu_check(tmp_path, SWEEP_STATUS="124")
+    assert p.returncode == 3 and "call again to resume" in p.stderr, p.stdout + p.stderr
+    assert _packed(out) == ["figure11_gpu_runs/r1/curve.jsonl"]
+    assert not any(" figures " in c for c in calls)
+
+
 def test_the_landing_page_shows_the_headline_table_of_the_committed_database():
     """The index's headline table is what tools/headline.py computes from results/ now (not numbers typed once), and
     the headline figure it draws is on the page, a page wide at most."""

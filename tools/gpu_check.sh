@@ -5,9 +5,12 @@
 #   2. `disentlit bench train --device cuda`: images/s of fit against a plain loop on the same GPU, host syncs per
 #      step, Table A4's projected GPU-hours (fp32 and bf16);
 #   3. specs/figure11_gpu.yaml: beta-VAE at the paper's scale (57,600 steps of 256), MSE and box blur, 3 seeds, with
-#      learning curves, WORKERS (default 3) runs sharing the GPU; then its figures.
-# State (checkpoints, the results database) lives in gpu_runs/ (ignored by git); results are copied to $OUT (the
-# device tool's output folder) or results/gpu/, to be committed.
+#      learning curves, WORKERS (default 6: every run at once, so that a sweep cut off by the time has every run at
+#      about the same step) runs sharing the GPU; then its figures.
+# State (checkpoints, the results database) lives in $GPU_CHECK_STATE (default gpu_runs/, ignored by git); results are
+# copied to $OUT (the device tool's output folder) or results/gpu/, to be committed: the database, and on every exit
+# of part 3 (done or cut off) figure11_gpu_runs.tar.gz, each run's small files (config, curve, log, result; never a
+# checkpoint), since the device tool brings back files from $OUT alone.
 # Exit status: 0 every part done; 3 the time ran out (call again: it resumes); 2 no CUDA GPU; 1 a part failed.
 # On the device tool's machines fastcore is missing: carry it as a wheel in .whl/ (the tool's README says how); this
 # script installs what .whl/ holds into /tmp/site first.
@@ -15,8 +18,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}              # the device tool's machines: python3 holds PyTorch
 STEP_SECONDS=${STEP_SECONDS:-540}
-WORKERS=${WORKERS:-3}
-STATE=gpu_runs
+WORKERS=${WORKERS:-6}
+STATE=${GPU_CHECK_STATE:-gpu_runs}
 DEST=${OUT:-results/gpu}
 t_end=$(( $(date +%s) + STEP_SECONDS ))
 left() { echo $(( t_end - $(date +%s) )); }
@@ -25,7 +28,8 @@ if compgen -G ".whl/*.whl" > /dev/null; then
     && export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 DISENTLIT_DATA="$PWD/$STATE/data"
-dl() { "$PYTHON" -c 'import sys; from disentlit.cli import main; sys.exit(main(sys.argv[1:]))' "$@"; }
+# the command line as an array, not a shell function: `timeout` runs programs, and a function is none
+DL=("$PYTHON" -c 'import sys; from disentlit.cli import main; sys.exit(main(sys.argv[1:]))')
 "$PYTHON" - <<'PY' || exit 2
 import sys
 try: import torch
@@ -36,6 +40,10 @@ print(f"gpu_check: {torch.cuda.get_device_name()}, torch {torch.__version__}")
 PY
 mkdir -p "$STATE" "$DEST"
 done_part() { [ -f "$STATE/$1.done" ]; }
+pack_runs() {    # each run's curve and logs (small), and the figures if drawn, as one file: the tool returns 8 at most
+  ( cd "$STATE" && find figure11_gpu_runs figure11_gpu -type f ! -name '*.pt' 2>/dev/null | sort \
+      | tar -czf - -T - ) > "$DEST/figure11_gpu_runs.tar.gz"
+}
 ran_out() { echo "gpu_check: the time ran out in $1; call again to resume" >&2; exit 3; }
 
 if ! done_part cuda_tests; then
@@ -47,7 +55,7 @@ if ! done_part cuda_tests; then
   touch "$STATE/cuda_tests.done"
 fi
 if ! done_part bench_train; then
-  timeout -s INT -k 20 "$(left)" dl bench train --device cuda --quiet --json > "$STATE/bench_train.json"
+  timeout -s INT -k 20 "$(left)" "${DL[@]}" bench train --device cuda --quiet --json > "$STATE/bench_train.json"
   rc=$?
   [ $rc -eq 124 ] && ran_out "bench train"
   [ $rc -ne 0 ] && { echo "gpu_check: bench train failed (status $rc)" >&2; exit 1; }
@@ -55,14 +63,16 @@ if ! done_part bench_train; then
   touch "$STATE/bench_train.done"
 fi
 db="$STATE/figure11_gpu.sqlite"
-timeout -s INT -k 60 "$(left)" dl sweep specs/figure11_gpu.yaml --db "$db" --workers "$WORKERS" --device cuda --resume
+timeout -s INT -k 60 "$(left)" "${DL[@]}" sweep specs/figure11_gpu.yaml --db "$db" --workers "$WORKERS" --device cuda --resume
 rc=$?
 "$PYTHON" - "$db" "$DEST/figure11_gpu.sqlite" <<'PY'
 import sqlite3, sys
 src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
 with dst: src.backup(dst)
 PY
+pack_runs
 [ $rc -eq 124 ] || [ $rc -eq 130 ] && ran_out "the figure11_gpu sweep"
 [ $rc -ne 0 ] && { echo "gpu_check: the figure11_gpu sweep failed (status $rc)" >&2; exit 1; }
-dl figures --db "$db" --out "$DEST/figure11_gpu" --quiet || exit 1
+"${DL[@]}" figures --db "$db" --out "$STATE/figure11_gpu" --quiet || exit 1
+pack_runs
 echo "gpu_check: every part done; results in $DEST"
