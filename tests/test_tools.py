@@ -95,7 +95,9 @@ def test_gpu_check_runs_every_part_once_and_brings_back_the_runs_curves(tmp_path
     assert p.returncode == 0, p.stdout + p.stderr
     assert "every part done" in p.stdout
     assert any("-m pytest -q -m cuda tests/test_cuda.py" in c for c in calls)
-    assert any("bench train --device cuda" in c for c in calls)
+    assert any("bench train --device cuda --quiet" in c for c in calls)
+    assert any("bench train --device cuda --compile --precision fp32" in c for c in calls)
+    assert (out / "bench_train_compiled.txt").read_text().strip() == "exit status 0"
     assert any("sweep specs/figure11_gpu.yaml" in c and "--workers 6 --device cuda --resume" in c for c in calls)
     assert json.loads((out / "bench_train.json").read_text()) == {"device": "cuda"}
     assert _packed(out) == ["figure11_gpu/curves.png", "figure11_gpu_runs/r1/curve.jsonl"]

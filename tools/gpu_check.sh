@@ -3,7 +3,7 @@
 # what is left and resumes where the last one stopped. Parts, each done once:
 #   1. the tests marked cuda (tests/test_cuda.py) with DISENTLIT_REQUIRE_CUDA=1, so that a missing GPU fails them;
 #   2. `disentlit bench train --device cuda`: images/s of fit against a plain loop on the same GPU, host syncs per
-#      step, Table A4's projected GPU-hours (fp32 and bf16);
+#      step, Table A4's projected GPU-hours (fp32 and bf16); then the same in fp32 with the loss compiled (2b);
 #   3. specs/figure11_gpu.yaml: beta-VAE at the paper's scale (57,600 steps of 256), MSE and box blur, 3 seeds, with
 #      learning curves, WORKERS (default 6: every run at once, so that a sweep cut off by the time has every run at
 #      about the same step) runs sharing the GPU; then its figures.
@@ -61,6 +61,18 @@ if ! done_part bench_train; then
   [ $rc -ne 0 ] && { echo "gpu_check: bench train failed (status $rc)" >&2; exit 1; }
   cp "$STATE/bench_train.json" "$DEST/bench_train.json"
   touch "$STATE/bench_train.done"
+fi
+# 2b. the same with fit's loss compiled (torch.compile, CUDA graphs on CUDA): the step is launch-bound on a GPU
+# (results/gpu/README.md), so this says whether compiling would let Figure 11 fit a session. Its failure is a finding,
+# recorded in bench_train_compiled.txt, and does not stop the check.
+if ! done_part bench_compiled; then
+  timeout -s INT -k 20 "$(left)" "${DL[@]}" bench train --device cuda --compile --precision fp32 --quiet --json \
+    > "$STATE/bench_train_compiled.json" 2> "$STATE/bench_train_compiled.txt"
+  rc=$?
+  [ $rc -eq 124 ] && ran_out "bench train --compile"
+  echo "exit status $rc" >> "$STATE/bench_train_compiled.txt"
+  cp "$STATE/bench_train_compiled.json" "$STATE/bench_train_compiled.txt" "$DEST/"
+  touch "$STATE/bench_compiled.done"
 fi
 db="$STATE/figure11_gpu.sqlite"
 timeout -s INT -k 60 "$(left)" "${DL[@]}" sweep specs/figure11_gpu.yaml --db "$db" --workers "$WORKERS" --device cuda --resume
