@@ -284,8 +284,8 @@ def add_train_parser(t):
     t.add_argument("--seed", type=int, default=d.seed,
                    help=f"seed of the initial weights, the data and the noise (default {d.seed})")
     t.add_argument("--precision", default="auto", metavar="P",
-                   help=f"one of: {', '.join(PRECISION_CHOICES)} (default auto: bf16 where the device has native "
-                        "bf16 arithmetic, else fp32)")
+                   help=f"one of: {', '.join(PRECISION_CHOICES)} (default auto: bf16 on a CPU with native bf16 "
+                        "arithmetic, else fp32, a GPU included)")
     t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
     t.add_argument("--compile", action="store_true",
                    help="torch.compile the loss (the first steps compile; on CUDA replayed as CUDA graphs)")

@@ -228,7 +228,7 @@ def native_bf16(
 
 # %% ../nbs/03a_models.ipynb #80a645c0
 PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
-PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 where the device has native bf16, else fp32
+PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 on a CPU with native bf16, else fp32
 
 def check_precision(
     precision, # the value given
