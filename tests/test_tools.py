@@ -57,13 +57,14 @@ def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):
 STUB_PYTHON = r"""#!/usr/bin/env bash
 # a stand-in for the device machine's python3: records each call, plays each part of the GPU check
 echo "$*" >> "$CALLS"
-runs="$GPU_CHECK_STATE/figure11_gpu_runs/r1"
+arg() { echo "$*" | sed -n "s/.* $1 \([^ ]*\).*/\1/p"; }      # the value of an option of the command line
 case "$*" in
   *"-m pytest"*) echo "4 passed";;
   *"bench train"*) echo '{"device": "cuda"}';;
-  *" sweep "*) mkdir -p "$runs"; echo '{"step": 5760}' > "$runs/curve.jsonl"; echo weights > "$runs/checkpoint.pt"
+  *" sweep "*) db=$(arg --db "$*"); runs="${db%.sqlite}_runs/r1"; mkdir -p "$runs"
+               echo '{"step": 5760}' > "$runs/curve.jsonl"; echo weights > "$runs/checkpoint.pt"
                exit "${SWEEP_STATUS:-0}";;
-  *" figures "*) mkdir -p "$GPU_CHECK_STATE/figure11_gpu"; echo png > "$GPU_CHECK_STATE/figure11_gpu/curves.png";;
+  *" figures "*) out=$(arg --out "$*"); mkdir -p "$out"; echo png > "$out/curves.png";;
   "-"*) cat > /dev/null;;                                           # the inline programs: CUDA is here, a copy
 esac
 exit 0
@@ -82,9 +83,9 @@ def _gpu_check(tmp_path, **env):
     return p, calls.read_text().splitlines() if calls.exists() else [], out
 
 
-def _packed(out):
+def _packed(out, name="figure11_gpu"):
     import tarfile
-    with tarfile.open(out / "figure11_gpu_runs.tar.gz") as t: return sorted(t.getnames())
+    with tarfile.open(out / f"{name}_runs.tar.gz") as t: return sorted(t.getnames())
 
 
 def test_gpu_check_runs_every_part_once_and_brings_back_the_runs_curves(tmp_path):
@@ -111,6 +112,29 @@ def test_gpu_check_cut_off_in_the_sweep_says_so_and_still_brings_back_the_curves
     assert p.returncode == 3 and "call again to resume" in p.stderr, p.stdout + p.stderr
     assert _packed(out) == ["figure11_gpu_runs/r1/curve.jsonl"]
     assert not any(" figures " in c for c in calls)
+
+
+
+def test_gpu_check_runs_one_seed_of_figure_11_as_a_sweep_of_its_own(tmp_path):
+    """FIG11_SEEDS=1: the spec with only its name and seeds changed (both losses at seed 1, the same run settings),
+    its own database and archive; a malformed value is refused before anything runs."""
+    p, calls, out = _gpu_check(tmp_path, FIG11_SEEDS="1")
+    assert p.returncode == 0, p.stdout + p.stderr
+    derived = tmp_path / "state" / "figure11_gpu_seeds_1.yaml"
+    assert any(f"sweep {derived} --db {tmp_path / 'state' / 'figure11_gpu_seeds_1.sqlite'}" in c for c in calls), calls
+    original = (ROOT / "specs" / "figure11_gpu.yaml").read_text().splitlines()
+    changed = [(a, b) for a, b in zip(original, derived.read_text().splitlines()) if a != b]
+    assert changed == [("name: figure11_gpu", "name: figure11_gpu_seeds_1"), ("repeats: 3", "seeds: [1]")], changed
+    from disentlit.sweeps import expand_spec, load_spec
+    _, mine = expand_spec(load_spec(derived))
+    _, every = expand_spec(load_spec(ROOT / "specs" / "figure11_gpu.yaml"))
+    assert mine == [c for c in every if c.seed == 1] and {c.loss for c in mine} == {"mse", "box_blur"}
+    assert _packed(out, "figure11_gpu_seeds_1") == ["figure11_gpu_seeds_1/curves.png",
+                                                     "figure11_gpu_seeds_1_runs/r1/curve.jsonl"]
+    (tmp_path / "bad").mkdir()
+    p, calls, _ = _gpu_check(tmp_path / "bad", FIG11_SEEDS="one")
+    assert p.returncode == 2 and "FIG11_SEEDS must be seeds such as 0 or 1,2; got 'one'" in p.stderr
+    assert not any(" sweep " in c or "-m pytest" in c for c in calls)
 
 
 def test_the_landing_page_shows_the_headline_table_of_the_committed_database():

@@ -6,7 +6,9 @@
 #      step, Table A4's projected GPU-hours (fp32 and bf16); then the same in fp32 with the loss compiled (2b);
 #   3. specs/figure11_gpu.yaml: beta-VAE at the paper's scale (57,600 steps of 256), MSE and box blur, 3 seeds, with
 #      learning curves, WORKERS (default 6: every run at once, so that a sweep cut off by the time has every run at
-#      about the same step) runs sharing the GPU; then its figures.
+#      about the same step) runs sharing the GPU; then its figures. FIG11_SEEDS (e.g. 0, or 1,2) runs only those seeds
+#      of both losses, as a sweep of their own (figure11_gpu_seeds_0, ...): six runs at once need about 17 minutes
+#      (results/gpu/README.md), more than a session's device time, so a later session can finish one seed instead.
 # State (checkpoints, the results database) lives in $GPU_CHECK_STATE (default gpu_runs/, ignored by git); results are
 # copied to $OUT (the device tool's output folder) or results/gpu/, to be committed: the database, and on every exit
 # of part 3 (done or cut off) figure11_gpu_runs.tar.gz, each run's small files (config, curve, log, result; never a
@@ -40,9 +42,18 @@ print(f"gpu_check: {torch.cuda.get_device_name()}, torch {torch.__version__}")
 PY
 mkdir -p "$STATE" "$DEST"
 done_part() { [ -f "$STATE/$1.done" ]; }
+name=figure11_gpu spec=specs/figure11_gpu.yaml
+if [ -n "${FIG11_SEEDS:-}" ]; then
+  [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
+    || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
+  name="figure11_gpu_seeds_${FIG11_SEEDS//,/_}"
+  spec="$STATE/$name.yaml"
+  # the same protocol and runs, restricted to those seeds: only the name and the seeds differ
+  sed -e "s/^name: figure11_gpu\$/name: $name/" -e "s/^repeats: 3\$/seeds: [$FIG11_SEEDS]/" specs/figure11_gpu.yaml > "$spec"
+fi
 pack_runs() {    # each run's curve and logs (small), and the figures if drawn, as one file: the tool returns 8 at most
-  ( cd "$STATE" && find figure11_gpu_runs figure11_gpu -type f ! -name '*.pt' 2>/dev/null | sort \
-      | tar -czf - -T - ) > "$DEST/figure11_gpu_runs.tar.gz"
+  ( cd "$STATE" && find "${name}_runs" "$name" -type f ! -name '*.pt' 2>/dev/null | sort \
+      | tar -czf - -T - ) > "$DEST/${name}_runs.tar.gz"
 }
 ran_out() { echo "gpu_check: the time ran out in $1; call again to resume" >&2; exit 3; }
 
@@ -74,17 +85,17 @@ if ! done_part bench_compiled; then
   cp "$STATE/bench_train_compiled.json" "$STATE/bench_train_compiled.txt" "$DEST/"
   touch "$STATE/bench_compiled.done"
 fi
-db="$STATE/figure11_gpu.sqlite"
-timeout -s INT -k 60 "$(left)" "${DL[@]}" sweep specs/figure11_gpu.yaml --db "$db" --workers "$WORKERS" --device cuda --resume
+db="$STATE/$name.sqlite"
+timeout -s INT -k 60 "$(left)" "${DL[@]}" sweep "$spec" --db "$db" --workers "$WORKERS" --device cuda --resume
 rc=$?
-"$PYTHON" - "$db" "$DEST/figure11_gpu.sqlite" <<'PY'
+"$PYTHON" - "$db" "$DEST/$name.sqlite" <<'PY'
 import sqlite3, sys
 src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
 with dst: src.backup(dst)
 PY
 pack_runs
-[ $rc -eq 124 ] || [ $rc -eq 130 ] && ran_out "the figure11_gpu sweep"
-[ $rc -ne 0 ] && { echo "gpu_check: the figure11_gpu sweep failed (status $rc)" >&2; exit 1; }
-"${DL[@]}" figures --db "$db" --out "$STATE/figure11_gpu" --quiet || exit 1
+[ $rc -eq 124 ] || [ $rc -eq 130 ] && ran_out "the $name sweep"
+[ $rc -ne 0 ] && { echo "gpu_check: the $name sweep failed (status $rc)" >&2; exit 1; }
+"${DL[@]}" figures --db "$db" --out "$STATE/$name" --quiet || exit 1
 pack_runs
 echo "gpu_check: every part done; results in $DEST"
