@@ -28,8 +28,9 @@ def test_workers_read_an_open_dataset(root, method):
     data = DSprites(root=root)
     data.obs([0, 1])                                   # the parent holds the HDF5 file open
     jobs = [(data, [i, 31 - i]) for i in range(8)]
-    with mp.get_context(method).Pool(2) as pool:
-        got = pool.map(_indices, jobs)
+    pool = mp.get_context(method).Pool(2)
+    try: got = pool.map(_indices, jobs)
+    finally: pool.close(); pool.join()                # the workers end on their own: no SIGTERM (Pool's __exit__)
     assert got == [[i, 31 - i] for i in range(8)]
     assert dsprites_index(data.obs([5])).tolist() == [5]   # and the parent still reads
 

@@ -1,5 +1,6 @@
 """Sweeps under stress: a separate process killed with a signal mid-sweep, then resumed; and the Ray engine on a
 real local Ray cluster."""
+import json
 import os
 import signal
 import subprocess
@@ -65,20 +66,37 @@ def test_kill_and_resume_loses_nothing_and_repeats_nothing(tmp_path):
     assert all(r["attempts"] == started[r["id"]] for r in ResultsDB(db).runs())
 
 
+RAY_SWEEP = """
+import json, os, sys; sys.path.insert(0, {here!r})
+import ray
+from sweep_helpers import slow_run
+from disentlit.store import ResultsDB
+from disentlit.sweeps import run_sweep
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+         runtime_env={{"env_vars": {{"PYTHONPATH": {here!r}}}}})      # workers import sweep_helpers too
+try:
+    counts = run_sweep({spec!r}, {db!r}, engine="ray", run_fn=slow_run, out_root={out!r}, progress=False)
+    rows = ResultsDB({db!r}).runs()
+    print(json.dumps(dict(counts=counts, driver=os.getpid(), rows=[dict(status=r["status"], error=r["error"],
+          pid=(r["result"] or {{}}).get("pid")) for r in rows])))
+finally:
+    ray.shutdown()
+"""
+
+
 def test_ray_engine_on_a_local_cluster(tmp_path):
-    ray = pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'disentlit[ray]'")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(HERE)}})      # workers import sweep_helpers too
-    try:
-        spec = dict(SPEC, name="ray", grid={"framework_params.beta": [0.1, 0.2], "framework_params.fail": [False, True]}, repeats=2)
-        counts = run_sweep(spec, tmp_path / "ray.sqlite", engine="ray", run_fn=slow_run, out_root=tmp_path / "runs", progress=False)
-        assert counts == dict(pending=0, running=0, done=4, failed=4)
-        rows = ResultsDB(tmp_path / "ray.sqlite").runs()
-        assert all("asked to fail" in r["error"] for r in rows if r["status"] == "failed")
-        pids = {r["result"]["pid"] for r in rows if r["status"] == "done"}
-        assert os.getpid() not in pids                               # the runs ran in Ray workers, not in the driver
-    finally:
-        ray.shutdown()
+    """The ray engine on a local cluster, driven from a process of its own: Ray leaves its threads and its SIGTERM
+    handler in the process that started it (one left in a pytest worker once hung a later test's forked pool)."""
+    pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'disentlit[ray]'")
+    spec = dict(SPEC, name="ray", grid={"framework_params.beta": [0.1, 0.2], "framework_params.fail": [False, True]}, repeats=2)
+    code = RAY_SWEEP.format(here=str(HERE), spec=spec, db=str(tmp_path / "ray.sqlite"), out=str(tmp_path / "runs"))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["counts"] == dict(pending=0, running=0, done=4, failed=4)
+    assert all("asked to fail" in row["error"] for row in r["rows"] if row["status"] == "failed")
+    pids = {row["pid"] for row in r["rows"] if row["status"] == "done"}
+    assert r["driver"] not in pids and None not in pids              # the runs ran in Ray workers, not in the driver
 
 
 def test_ray_engine_without_ray_says_how_to_install(tmp_path):
