@@ -53,7 +53,6 @@ def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):
     assert not (tmp_path / "out").exists()                     # nothing written
 
 
-
 STUB_PYTHON = r"""#!/usr/bin/env bash
 # a stand-in for the device machine's python3: records each call, plays each part of the GPU check
 echo "$*" >> "$CALLS"
@@ -112,7 +111,6 @@ def test_gpu_check_cut_off_in_the_sweep_says_so_and_still_brings_back_the_curves
     assert p.returncode == 3 and "call again to resume" in p.stderr, p.stdout + p.stderr
     assert _packed(out) == ["figure11_gpu_runs/r1/curve.jsonl"]
     assert not any(" figures " in c for c in calls)
-
 
 
 def test_gpu_check_runs_one_seed_of_figure_11_as_a_sweep_of_its_own(tmp_path):

@@ -11,8 +11,8 @@
 #      (results/gpu/README.md), more than a session's device time, so a later session can finish one seed instead.
 # State (checkpoints, the results database) lives in $GPU_CHECK_STATE (default gpu_runs/, ignored by git); results are
 # copied to $OUT (the device tool's output folder) or results/gpu/, to be committed: the database, and on every exit
-# of part 3 (done or cut off) figure11_gpu_runs.tar.gz, each run's small files (config, curve, log, result; never a
-# checkpoint), since the device tool brings back files from $OUT alone.
+# of part 3 (done or cut off) NAME_runs.tar.gz (NAME: the sweep's), each run's small files (config, curve, log,
+# result; never a checkpoint), since the device tool brings back files from $OUT alone.
 # Exit status: 0 every part done; 3 the time ran out (call again: it resumes); 2 no CUDA GPU; 1 a part failed.
 # On the device tool's machines fastcore is missing: carry it as a wheel in .whl/ (the tool's README says how); this
 # script installs what .whl/ holds into /tmp/site first.
@@ -29,6 +29,9 @@ if compgen -G ".whl/*.whl" > /dev/null; then
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
+name=figure11_gpu spec=specs/figure11_gpu.yaml     # part 3's sweep, unless FIG11_SEEDS picks seeds (checked first)
+[ -z "${FIG11_SEEDS:-}" ] || [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
+  || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 DISENTLIT_DATA="$PWD/$STATE/data"
 # the command line as an array, not a shell function: `timeout` runs programs, and a function is none
 DL=("$PYTHON" -c 'import sys; from disentlit.cli import main; sys.exit(main(sys.argv[1:]))')
@@ -42,14 +45,11 @@ print(f"gpu_check: {torch.cuda.get_device_name()}, torch {torch.__version__}")
 PY
 mkdir -p "$STATE" "$DEST"
 done_part() { [ -f "$STATE/$1.done" ]; }
-name=figure11_gpu spec=specs/figure11_gpu.yaml
 if [ -n "${FIG11_SEEDS:-}" ]; then
-  [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
-    || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
-  name="figure11_gpu_seeds_${FIG11_SEEDS//,/_}"
-  spec="$STATE/$name.yaml"
   # the same protocol and runs, restricted to those seeds: only the name and the seeds differ
-  sed -e "s/^name: figure11_gpu\$/name: $name/" -e "s/^repeats: 3\$/seeds: [$FIG11_SEEDS]/" specs/figure11_gpu.yaml > "$spec"
+  name="figure11_gpu_seeds_${FIG11_SEEDS//,/_}" spec="$STATE/figure11_gpu_seeds_${FIG11_SEEDS//,/_}.yaml"
+  sed -e "s/^name: figure11_gpu\$/name: $name/" -e "s/^repeats: 3\$/seeds: [$FIG11_SEEDS]/" specs/figure11_gpu.yaml \
+    > "$spec"
 fi
 pack_runs() {    # each run's curve and logs (small), and the figures if drawn, as one file: the tool returns 8 at most
   ( cd "$STATE" && find "${name}_runs" "$name" -type f ! -name '*.pt' 2>/dev/null | sort \
