@@ -416,8 +416,10 @@ def training_step(self: AE,
     objective = sum((logs[k] for k in self.extra_objectives), loss)
     bad = ~torch.isfinite(objective.detach())
     if skip is not None: bad = bad | skip
-    logs = {k: v.detach().float() if torch.is_tensor(v) else torch.tensor(float(v), device=batch.device)
-            for k, v in logs.items()}
+    # copies of their own: the loop keeps logs on the device for several steps, and a loss compiled with CUDA graphs
+    # (`--compile` on a GPU) returns the same output memory every call, so the next step would overwrite them
+    logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
+            else torch.tensor(float(v), device=batch.device) for k, v in logs.items()}
     for o in optimisers: o.zero_grad(set_to_none=True)
     if all(_skips_on_device(o) for o in optimisers):
         objective.backward()

@@ -71,3 +71,16 @@ def test_auto_precision_is_fp32_on_the_gpu():
     data = XYObject()
     r = fit(small(data), data, 2, batch_size=8, device="cuda", precision="auto", resident=True, progress=False)
     assert (r["status"], r["precision"]) == ("done", "fp32")
+
+
+def test_a_compiled_run_on_cuda_records_every_step():
+    """`--compile` on CUDA (CUDA graphs) trains as the eager run does and records each step's own logs: its first try
+    on an H100 stopped with "accessing tensor output of CUDAGraphs that has been overwritten" (results/gpu/README.md)."""
+    data = XYObject()
+    run = lambda **kw: fit(small(data), data, 8, batch_size=16, device="cuda", resident=True, log_every=8,
+                           progress=False, **kw)
+    eager, compiled = run(), run(compile=True)
+    assert compiled["status"] == "done" and len(compiled["history"]) == 8
+    losses = [h["loss"] for h in eager["history"]]
+    assert len(set(losses)) == 8
+    np.testing.assert_allclose([h["loss"] for h in compiled["history"]], losses, rtol=1e-3)

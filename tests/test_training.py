@@ -82,3 +82,26 @@ def test_a_compiled_run_trains_as_the_eager_one(tmp_path):
     np.testing.assert_allclose([h["loss"] for h in compiled["history"]], [h["loss"] for h in eager["history"]],
                                rtol=1e-5)
     assert json.loads((tmp_path / "run" / "config.json").read_text())["compile"] is True
+
+
+def test_the_logs_survive_a_loss_that_reuses_its_output_memory():
+    """CUDA graphs (`--compile` on a GPU) hand every call of the loss the same output memory; the logs kept on the
+    device between copies to the host must be copies of their own, or the next step overwrites them (an H100 found
+    this: results/gpu/README.md). A loss that writes its logs into the same tensors every call stands in here."""
+    from disentlit.data import XYObject
+    from disentlit.family import get_framework
+    from disentlit.training import fit
+    data = XYObject()
+    build = lambda: get_framework("betavae", obs_shape=data.obs_shape, latents=3, model="fc", width=32, seed=1)
+    eager = fit(build(), data, 6, batch_size=8, log_every=6, progress=False)
+    fw, static = build(), {}
+    loss = fw.loss
+    def reusing(batch, generator=None):
+        total, logs = loss(batch, generator)
+        for k, v in logs.items(): static.setdefault(k, torch.empty_like(v)).copy_(v.detach())
+        return total, dict(static)
+    fw.loss = reusing
+    reused = fit(fw, data, 6, batch_size=8, log_every=6, progress=False)
+    losses = [h["loss"] for h in eager["history"]]
+    assert len(set(losses)) == len(losses) == 6                  # distinct steps: a stale copy would show
+    assert [h["loss"] for h in reused["history"]] == losses
