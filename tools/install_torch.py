@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if action == "refuse": return 2
     if action == "install":
         return subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                               *args, requirement]).returncode
+                               "--no-compile", *args, requirement]).returncode   # bytecode when first imported
     return 0
 
 
