@@ -25,7 +25,7 @@ demo: install
 
 ## The whole suite: every notebook (nbdev_test) and the pytest tests, each on two processes (pytest-xdist: a test file
 ## stays on one worker, so a file's fixtures are built once). One thread each (OpenMP: torch, scikit-learn, BLAS):
-## two processes that each spin up a thread per core fight over two cores, and the suite took twice the CPU time.
+## two processes that each spin up a thread per core fight over two cores (measured: 1.4 to 2 times the CPU time).
 test: export OMP_NUM_THREADS = 1
 test: install
 	nbdev_test --n_workers 2
