@@ -135,6 +135,19 @@ def test_gpu_check_runs_one_seed_of_figure_11_as_a_sweep_of_its_own(tmp_path):
     assert not any(" sweep " in c or "-m pytest" in c for c in calls)
 
 
+def test_gpu_check_skips_the_parts_it_is_told_to_and_refuses_unknown_ones(tmp_path):
+    """GPU_CHECK_SKIP leaves out parts an earlier session measured, so that the device time goes to the rest; a name it
+    does not know is refused before anything runs."""
+    p, calls, out = _gpu_check(tmp_path, GPU_CHECK_SKIP="bench_train bench_compiled")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert not any("bench train" in c for c in calls) and not (out / "bench_train.json").exists()
+    assert any("-m pytest -q -m cuda" in c for c in calls) and any(" sweep " in c for c in calls)
+    (tmp_path / "bad").mkdir()
+    p, calls, _ = _gpu_check(tmp_path / "bad", GPU_CHECK_SKIP="bench_train sweep")
+    assert p.returncode == 2 and "GPU_CHECK_SKIP takes cuda_tests, bench_train, bench_compiled; got 'sweep'" in p.stderr
+    assert calls == [] and not (tmp_path / "bad" / "state").exists()
+
+
 def test_the_landing_page_shows_the_headline_table_of_the_committed_database():
     """The index's headline table is what tools/headline.py computes from results/ now (not numbers typed once), and
     the headline figure it draws is on the page, a page wide at most."""

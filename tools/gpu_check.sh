@@ -9,6 +9,9 @@
 #      about the same step) runs sharing the GPU; then its figures. FIG11_SEEDS (e.g. 0, or 1,2) runs only those seeds
 #      of both losses, as a sweep of their own (figure11_gpu_seeds_0, ...): six runs at once need about 17 minutes
 #      (results/gpu/README.md), more than a session's device time, so a later session can finish one seed instead.
+# GPU_CHECK_SKIP (e.g. "bench_train", or "bench_train bench_compiled") leaves out parts measured in an earlier session
+# (cuda_tests: 1, bench_train: 2, bench_compiled: 2b), so that the device time goes to the rest: a fresh machine's start
+# and parts 1-2 take about 3.5 of its 15 minutes, and one seed of part 3 needs about 12 (results/gpu/README.md).
 # State (checkpoints, the results database) lives in $GPU_CHECK_STATE (default gpu_runs/, ignored by git); results are
 # copied to $OUT (the device tool's output folder) or results/gpu/, to be committed: the database, and on every exit
 # of part 3 (done or cut off) NAME_runs.tar.gz (NAME: the sweep's), each run's small files (config, curve, log,
@@ -25,13 +28,18 @@ STATE=${GPU_CHECK_STATE:-gpu_runs}
 DEST=${OUT:-results/gpu}
 t_end=$(( $(date +%s) + STEP_SECONDS ))
 left() { echo $(( t_end - $(date +%s) )); }
+name=figure11_gpu spec=specs/figure11_gpu.yaml     # part 3's sweep, unless FIG11_SEEDS picks seeds (checked first)
+[ -z "${FIG11_SEEDS:-}" ] || [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
+  || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
+for part in ${GPU_CHECK_SKIP:-}; do
+  case "$part" in cuda_tests|bench_train|bench_compiled) ;;
+    *) echo "gpu_check: GPU_CHECK_SKIP takes cuda_tests, bench_train, bench_compiled; got '$part'" >&2; exit 2;;
+  esac
+done
 if compgen -G ".whl/*.whl" > /dev/null; then
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
-name=figure11_gpu spec=specs/figure11_gpu.yaml     # part 3's sweep, unless FIG11_SEEDS picks seeds (checked first)
-[ -z "${FIG11_SEEDS:-}" ] || [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
-  || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 DISENTLIT_DATA="$PWD/$STATE/data"
 # the command line as an array, not a shell function: `timeout` runs programs, and a function is none
 DL=("$PYTHON" -c 'import sys; from disentlit.cli import main; sys.exit(main(sys.argv[1:]))')
@@ -45,6 +53,7 @@ print(f"gpu_check: {torch.cuda.get_device_name()}, torch {torch.__version__}")
 PY
 mkdir -p "$STATE" "$DEST"
 done_part() { [ -f "$STATE/$1.done" ]; }
+for part in ${GPU_CHECK_SKIP:-}; do touch "$STATE/$part.done"; done     # a part skipped counts as done
 if [ -n "${FIG11_SEEDS:-}" ]; then
   # the same protocol and runs, restricted to those seeds: only the name and the seeds differ
   name="figure11_gpu_seeds_${FIG11_SEEDS//,/_}" spec="$STATE/figure11_gpu_seeds_${FIG11_SEEDS//,/_}.yaml"
