@@ -11,7 +11,7 @@
 #      (results/gpu/README.md), more than a session's device time, so a later session can finish one seed instead.
 # GPU_CHECK_SKIP (e.g. "bench_train", or "bench_train bench_compiled") leaves out parts measured in an earlier session
 # (cuda_tests: 1, bench_train: 2, bench_compiled: 2b), so that the device time goes to the rest: a fresh machine's start
-# and parts 1-2 take about 3.5 of its 15 minutes, and one seed of part 3 needs about 12 (results/gpu/README.md).
+# and parts 1-2b took 2-2.5 of its 15 minutes, and one seed of part 3 needs about 12 (results/gpu/README.md).
 # State (checkpoints, the results database) lives in $GPU_CHECK_STATE (default gpu_runs/, ignored by git); results are
 # copied to $OUT (the device tool's output folder) or results/gpu/, to be committed: the database, and on every exit
 # of part 3 (done or cut off) NAME_runs.tar.gz (NAME: the sweep's), each run's small files (config, curve, log,
