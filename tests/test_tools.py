@@ -166,3 +166,35 @@ def test_the_demo_quotes_the_reproductions_medians():
     import headline
     from disentlit.demo import REPRODUCTION
     assert REPRODUCTION == headline.medians()
+
+
+def test_run_notebook_saves_the_figures_a_notebook_names_and_refuses_when_none(tmp_path):
+    """`tools/run_notebook.py --figures DIR` writes each `#| label: fig-NAME` cell's PNG, the bytes the notebook shows,
+    to DIR/NAME.png; an unlabelled figure is not saved, and a notebook with no labelled figure is an error."""
+    import base64
+    from execnb.nbio import new_nb, mk_cell, read_nb, write_nb
+    draw = "import matplotlib.pyplot as plt\nplt.plot([0, {}]); plt.show()"
+    nb = new_nb([mk_cell("#| label: fig-rising\n#| fig-cap: 'up'\n" + draw.format(1)),
+                 mk_cell(draw.format(2)), mk_cell("print('no figure')")])
+    write_nb(nb, tmp_path / "a.ipynb")
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebook.py"), str(tmp_path / "a.ipynb"),
+                          "--figures", "figs"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["rising.png"]
+    shown = read_nb(tmp_path / "a.ipynb").cells[0].outputs
+    png = [o["data"]["image/png"] for o in shown if "image/png" in o.get("data", {})]
+    assert len(png) == 1 and (tmp_path / "figs" / "rising.png").read_bytes() == base64.b64decode("".join(png[0]))
+    write_nb(new_nb([mk_cell(draw.format(3))]), tmp_path / "b.ipynb")
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebook.py"), str(tmp_path / "b.ipynb"),
+                          "--figures", str(tmp_path / "none")], capture_output=True, text=True)
+    assert out.returncode != 0 and "label: fig-NAME" in out.stderr and not (tmp_path / "none").exists()
+
+
+def test_the_predict_figure_in_results_is_the_one_the_notebook_shows():
+    """results/predict_cpu/predict_cpu.png is byte for byte the figure 12_predict shows from the committed database:
+    the two are refreshed together (`tools/run_notebook.py nbs/12_predict.ipynb --figures results/predict_cpu`)."""
+    import base64
+    cells = json.loads((ROOT / "nbs" / "12_predict.ipynb").read_text())["cells"]
+    [cell] = [c for c in cells if "#| label: fig-predict_cpu\n" in c["source"]]
+    [png] = [o["data"]["image/png"] for o in cell["outputs"] if "image/png" in o.get("data", {})]
+    assert (ROOT / "results" / "predict_cpu" / "predict_cpu.png").read_bytes() == base64.b64decode("".join(png))

@@ -3,15 +3,19 @@
     python tools/run_notebook.py nbs/09_reproduction.ipynb            # every cell keeps its output
     python tools/run_notebook.py --shown nbs/02_distances.ipynb       # only the cells that showed an output before
     python tools/run_notebook.py --shown --no-slow nbs/08e_demo.ipynb  # `#| slow` cells left as they are, not run
+    python tools/run_notebook.py nbs/12_predict.ipynb --figures results/predict_cpu   # and save its named figures
 
 nbdev_test executes every notebook but keeps nothing; the reproduction's readings refer to tables and figures that
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
 `nbdev_clean`, which keeps outputs). The other notebooks keep the outputs of chosen cells only (their figures and key
 tables); `--shown` refreshes those, and
 the cells that print, display or draw (tools/docs_check.py's `shows`), and leaves every other cell without output. Stops at the first cell that raises,
-writing nothing.
+writing nothing. `--figures DIR` also writes the figure of each cell named with Quarto's `#| label: fig-NAME` to
+DIR/NAME.png (the PNG the notebook now shows, byte for byte), so that results/ holds the figures a reading refers to.
 """
+import base64
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -21,8 +25,24 @@ from execnb.shell import CaptureShell
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
 
+
+def named_figures(nb) -> dict:
+    "The PNG each cell labelled `#| label: fig-NAME` shows, by NAME (its last, if it shows several)."
+    out = {}
+    for cell in nb.cells:
+        m = re.search(r"^#\|\s*label:\s*fig-([\w-]+)\s*$", "".join(cell.source), re.M)
+        pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if m and cell.cell_type == "code" and pngs: out[m.group(1)] = base64.b64decode("".join(pngs[-1]))
+    return out
+
+
 args = sys.argv[1:]
 shown_only, no_slow = "--shown" in args, "--no-slow" in args
+figures = None
+if "--figures" in args:
+    i = args.index("--figures")
+    if i + 1 >= len(args): sys.exit("--figures needs a folder\n" + __doc__)
+    figures = Path(args.pop(i + 1)).resolve(); args.pop(i)
 paths = [a for a in args if a not in ("--shown", "--no-slow")]
 if len(paths) != 1: sys.exit(__doc__)
 path = Path(paths[0]).resolve()
@@ -38,3 +58,10 @@ if shown_only:
         if cell.cell_type == "code" and not keep: cell["outputs"] = []
 write_nb(nb, path)
 print(f"executed and saved {path}" + (" (outputs of the cells that had them)" if shown_only else ""))
+if figures is not None:
+    named = named_figures(read_nb(path))
+    if not named: sys.exit(f"no cell of {path.name} is labelled `#| label: fig-NAME` and draws: nothing to save")
+    figures.mkdir(parents=True, exist_ok=True)
+    for name, png in named.items():
+        (figures / f"{name}.png").write_bytes(png)
+        print(f"saved {figures / name}.png")
