@@ -244,8 +244,10 @@ def test_a_signalled_sweep_leaves_no_worker_and_no_running_run(tmp_path, monkeyp
     spec.write_text(json.dumps(SMALL))
     code = SIGNALLED.format(here=str(HERE), spec=str(spec), db=str(db), out=str(out))
     env = dict(os.environ, SLOW_RUN_SECONDS="60", PYTHONPATH=str(HERE))     # the workers import sweep_helpers too
+    # Ctrl-C as a terminal delivers it, whatever this suite inherited: a shell that starts a job in the background
+    # (`make test &`, nohup) leaves SIGINT ignored, the child would inherit that, and rightly go on ignoring it
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers = _in_flight(db, out, 2)
     assert all(_alive(pid) for pid in workers) and proc.pid not in workers
     proc.send_signal(sig)
