@@ -15,7 +15,6 @@ DIR/NAME.png (the PNG the notebook now shows, byte for byte), so that results/ h
 """
 import base64
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs import _options                           # noqa: E402  a cell's `#| key: value` options, as the site reads them
 from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
 
 
@@ -30,9 +30,10 @@ def named_figures(nb) -> dict:
     "The PNG each cell labelled `#| label: fig-NAME` shows, by NAME (its last, if it shows several)."
     out = {}
     for cell in nb.cells:
-        m = re.search(r"^#\|\s*label:\s*fig-([\w-]+)\s*$", "".join(cell.source), re.M)
+        label = str(_options("".join(cell.source)).get("label", ""))
         pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
-        if m and cell.cell_type == "code" and pngs: out[m.group(1)] = base64.b64decode("".join(pngs[-1]))
+        if label.startswith("fig-") and cell.cell_type == "code" and pngs:
+            out[label[4:]] = base64.b64decode("".join(pngs[-1]))
     return out
 
 
