@@ -33,9 +33,9 @@ from .traversals import plot_traversal_grid, traversal_grid
 from .store import ResultsDB
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINE_OPTIONS', 'ENGINES', 'expand_spec',
-           'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run', 'check_engine_options',
-           'heartbeat', 'local_engine', 'ray_engine', 'run_sweep']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'PILOT_SEEDS', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'ENGINE_OPTIONS', 'ENGINES',
+           'expand_spec', 'load_spec', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run',
+           'check_engine_options', 'heartbeat', 'local_engine', 'ray_engine', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
@@ -80,6 +80,18 @@ def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
         raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its own seed")
     return seeds
 
+# %% ../nbs/08b_sweeps.ipynb #753799b4
+PILOT_SEEDS = range(900, 1000)   # the seeds of pilot sweeps (a spec named '..._pilot'), and of no other sweep
+
+def _check_seed_role(name: str, seeds: list[int]):
+    "Refuse a pilot spec with a seed outside `PILOT_SEEDS`, and any other spec with a seed inside it."
+    pilot = name.endswith("_pilot")
+    if wrong := [s for s in seeds if (s in PILOT_SEEDS) != pilot]:
+        raise DisentlitError(
+            f"spec {name!r}: seed {wrong[0]} is {'outside' if pilot else 'inside'} the pilots' seeds "
+            f"{PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}; a spec named '..._pilot' draws every seed from that range, "
+            "every other spec none")
+
 # %% ../nbs/08b_sweeps.ipynb #578de73c
 def _set(d: dict, key: str, value):
     "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
@@ -107,6 +119,7 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
     one empty arm) times the grid's product times the seeds, in that order."""
     name, base, grid, arms = _spec_parts(spec)
     seeds = _spec_seeds(spec, len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)))
+    _check_seed_role(name, seeds)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")

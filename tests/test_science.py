@@ -1,0 +1,29 @@
+"""The science's records: every committed protocol obeys the seed rule (pilots draw their own seeds, confirmatory
+sweeps never draw one of them), and the numbers the README and the landing page state are the claims table's."""
+import subprocess, sys
+from pathlib import Path
+
+import pytest
+
+from disentlit.sweeps import PILOT_SEEDS, expand_spec, load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = sorted((ROOT / "specs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
+def test_every_committed_spec_keeps_pilot_and_confirmatory_seeds_apart(path):
+    name, configs = expand_spec(load_spec(path))      # raises if the rule is broken
+    pilot = {c.seed in PILOT_SEEDS for c in configs}
+    assert pilot == {name.endswith("_pilot")}
+
+
+def test_a_confirmatory_sweep_on_a_pilot_seed_is_refused_before_any_run(tmp_path):
+    spec = tmp_path / "late.yaml"
+    spec.write_text("name: late\nbase: {dataset: xysquares, steps: 2, batch_size: 4}\nseeds: [1, 901]\n")
+    db = tmp_path / "r.sqlite"
+    p = subprocess.run([str(Path(sys.executable).parent / "disentlit"), "sweep", str(spec), "--db", str(db)],
+                       capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    assert "seed 901 is inside the pilots' seeds 900-999" in p.stderr and "Traceback" not in p.stderr
+    assert not db.exists()
