@@ -8,16 +8,18 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 from fastcore.meta import delegates
 
-from .core import check_seed, DisentlitError
+from .core import check_seed, DisentlitError, write_csv
 
 # %% auto #0
-__all__ = ['PERMUTATIONS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'group_rows', 'level_key',
-           'varied_settings', 'reference_level', 'compare', 'stand_in_rows', 'adjust_holm', 'run_kind', 'matching',
-           'contrast']
+__all__ = ['PERMUTATIONS', 'CLAIM_FIELDS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'group_rows',
+           'level_key', 'varied_settings', 'reference_level', 'compare', 'stand_in_rows', 'adjust_holm', 'run_kind',
+           'matching', 'contrast', 'claim', 'read_claims', 'record_claims', 'claims_markdown']
 
 # %% ../nbs/08c_statistics.ipynb #509a8007
 def _scores(values, name: str = "scores") -> np.ndarray:
@@ -237,3 +239,86 @@ def contrast(rows,             # `results_frame`'s rows
                                                                         [r[metric] for r in rb], **kwargs),
                 **{f"{kind}_{side}": sum(run_kind(r) == kind for r in rs) for kind in ("collapsed", "partial")
                    for side, rs in (("a", ra), ("b", rb))})
+
+# %% ../nbs/08c_statistics.ipynb #3b462dcf
+CLAIM_FIELDS = ("id", "claim", "paper", "setting", "scale", "n", "metric", "effect", "lo", "hi", "p", "holm",
+                "verdict", "source")
+
+def _num(v) -> str:
+    "A number as the table stores it: six significant digits, '' for none."
+    if v is None or (isinstance(v, float) and math.isnan(v)): return ""
+    return f"{float(v):.6g}"
+
+def claim(id: str,              # short and stable: 'fig11.betavae.dci'
+          claim: str,           # what the paper claims, in a line
+          paper: str,           # where: 'Overlooked Implications, Fig. 11'
+          setting: str,         # what was run
+          scale: float,         # the training as a share of the paper's (images seen)
+          n: str,               # the runs compared: '5 v 5'
+          metric: str,          # the score compared
+          verdict: str,         # what the protocol's rule says
+          source: str,          # the notebook that computes the row
+          effect=None,          # the effect (e.g. a difference of medians)
+          interval=(None, None),  # its 95% interval
+          p=None, holm=None,    # the raw and Holm-adjusted p
+          ) -> dict:
+    "One row of the claims table, every field as text."
+    lo, hi = interval
+    return dict(id=id, claim=claim, paper=paper, setting=setting, scale=_num(scale), n=str(n), metric=metric,
+                effect=_num(effect), lo=_num(lo), hi=_num(hi), p=_num(p), holm=_num(holm), verdict=verdict,
+                source=source)
+
+# %% ../nbs/08c_statistics.ipynb #1e8be01f
+def read_claims(path) -> list[dict]:
+    "The claims table's rows (an empty list if there is no table yet)."
+    import csv
+    path = Path(path)
+    if not path.exists(): return []
+    with open(path, newline="") as f: rows = list(csv.DictReader(f))
+    if rows and tuple(rows[0]) != CLAIM_FIELDS:
+        raise DisentlitError(f"{path}: columns {tuple(rows[0])}, expected {CLAIM_FIELDS}")
+    return rows
+
+def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
+                  source: str,        # the notebook's name, every row's `source`
+                  path,               # the claims table
+                  write: bool | None = None,  # write instead of check; None: $DISENTLIT_WRITE_CLAIMS
+                  ) -> list[dict]:
+    "Check `rows` against the claims table at `path` (or write them there); returns them."
+    if write is None: write = os.environ.get("DISENTLIT_WRITE_CLAIMS", "") not in ("", "0")
+    if bad := [r["id"] for r in rows if r["source"] != source]:
+        raise DisentlitError(f"claim {bad[0]!r} names another source than {source!r}")
+    if len({r["id"] for r in rows}) < len(rows): raise DisentlitError(f"{source}: a claim id appears twice")
+    others = [r for r in read_claims(path) if r["source"] != source]
+    if write:
+        write_csv(Path(path), others + [dict(r) for r in rows])
+        return rows
+    table = {r["id"]: r for r in read_claims(path) if r["source"] == source}
+    for r in rows:
+        if r["id"] not in table: raise DisentlitError(f"{path} has no row {r['id']!r}: {_REWRITE}")
+        if diff := [k for k in CLAIM_FIELDS if table[r["id"]][k] != r[k]]:
+            k = diff[0]
+            raise DisentlitError(f"{path}, claim {r['id']!r}, {k}: the table says {table[r['id']][k]!r}, the results "
+                                 f"give {r[k]!r}: {_REWRITE}")
+    if extra := sorted(set(table) - {r["id"] for r in rows}):
+        raise DisentlitError(f"{path} has a row {extra[0]!r} that {source} no longer computes: {_REWRITE}")
+    return rows
+
+_REWRITE = "run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) and commit the table"
+
+# %% ../nbs/08c_statistics.ipynb #d9b0024c
+def claims_markdown(rows: list[dict]) -> str:
+    "The claims table as a Markdown table for people: claim, setting, scale, runs, effect [interval], p (Holm), verdict."
+    def pct(s): return f"{float(s):.2%}" if s else ""
+    def eff(r):
+        if not r["effect"]: return ""
+        ci = f" [{float(r['lo']):+.3f}, {float(r['hi']):+.3f}]" if r["lo"] else ""
+        return f"{float(r['effect']):+.3f}{ci}"
+    def pv(r):
+        if not r["p"]: return ""
+        return f"{float(r['p']):.2g}" + (f" ({float(r['holm']):.2g})" if r["holm"] else "")
+    head = ("| claim (paper) | setting | scale | runs | metric | effect [95%] | p (Holm) | verdict |\n"
+            "|---|---|---|---|---|---|---|---|")
+    lines = [f"| {r['claim']} ({r['paper']}) | {r['setting']} | {pct(r['scale'])} | {r['n']} | {r['metric']} | "
+             f"{eff(r)} | {pv(r)} | {r['verdict']} |" for r in rows]
+    return "\n".join([head, *lines])
