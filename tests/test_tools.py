@@ -198,3 +198,17 @@ def test_the_predict_figure_in_results_is_the_one_the_notebook_shows():
     [cell] = [c for c in cells if "#| label: fig-predict_cpu\n" in c["source"]]
     [png] = [o["data"]["image/png"] for o in cell["outputs"] if "image/png" in o.get("data", {})]
     assert (ROOT / "results" / "predict_cpu" / "predict_cpu.png").read_bytes() == base64.b64decode("".join(png))
+
+
+def test_readme_copies_a_markdown_output_as_markdown_and_hides_echo_false_code(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    import readme
+    def code(src, data): return dict(cell_type="code", source=src, metadata={}, outputs=[
+        dict(output_type="display_data", metadata={}, data=data)])
+    nb = dict(cells=[code("#| echo: false\nshow_claims()", {"text/markdown": "| a | b |\n|---|---|",
+                                                            "text/plain": "<Markdown>"}),
+                     code("1 + 1", {"text/plain": "2"})], metadata={}, nbformat=4, nbformat_minor=5)
+    (tmp_path / "index.ipynb").write_text(json.dumps(nb))
+    text = readme.render(tmp_path / "index.ipynb")
+    assert "| a | b |\n|---|---|" in text and "show_claims" not in text and "<Markdown>" not in text
+    assert "```python\n1 + 1\n```\n\n```\n2\n```" in text

@@ -1,7 +1,8 @@
 """Write README.md from nbs/index.ipynb (our own step: nbdev_readme needs Quarto).
 
 Markdown cells are copied, code cells become ```python blocks followed by their text output, and
-cells marked `#| hide` are left out. `python tools/readme.py --check` exits 1 when README.md differs.
+cells marked `#| hide` are left out. A cell marked `#| echo: false` shows its output only, and an output given as
+Markdown (IPython's `Markdown`: a table drawn from the results) is copied as Markdown. `python tools/readme.py --check` exits 1 when README.md differs.
 """
 import json
 import re
@@ -11,12 +12,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _text_output(cell) -> str:
+def _text_output(cell) -> tuple[str, bool]:
+    "The cell's first output as text, and whether it is Markdown."
     for out in cell.get("outputs", []):
         data = out.get("data", {})
-        if "text/plain" in data: return "".join(data["text/plain"])
-        if out.get("output_type") == "stream": return "".join(out.get("text", ""))
-    return ""
+        if "text/markdown" in data: return "".join(data["text/markdown"]), True
+        if "text/plain" in data: return "".join(data["text/plain"]), False
+        if out.get("output_type") == "stream": return "".join(out.get("text", "")), False
+    return "", False
 
 
 def render(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
@@ -27,10 +30,11 @@ def render(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
             parts.append(re.sub(r"\]\(([\w-]+\.ipynb)\)", r"](nbs/\1)", src.replace("](images/", "](nbs/images/")))
         elif cell["cell_type"] == "code":
             lines = [l for l in src.splitlines() if not l.startswith("#|")]
-            if any(l.replace(" ", "").startswith("#|hide") for l in src.splitlines()) or not lines: continue
-            parts.append("```python\n" + "\n".join(lines) + "\n```")
-            out = _text_output(cell).strip()
-            if out: parts.append("```\n" + out + "\n```")
+            options = {l.replace(" ", "") for l in src.splitlines() if l.startswith("#|")}
+            if "#|hide" in options or not lines: continue
+            if "#|echo:false" not in options: parts.append("```python\n" + "\n".join(lines) + "\n```")
+            out, markdown = _text_output(cell)
+            if out.strip(): parts.append(out.strip() if markdown else "```\n" + out.strip() + "\n```")
     body = "\n\n".join(parts)
     note = "<!-- generated from nbs/index.ipynb by tools/readme.py: edit the notebook, not this file -->"
     return f"{note}\n\n{body}\n"
