@@ -212,3 +212,17 @@ def test_readme_copies_a_markdown_output_as_markdown_and_hides_echo_false_code(t
     text = readme.render(tmp_path / "index.ipynb")
     assert "| a | b |\n|---|---|" in text and "show_claims" not in text and "<Markdown>" not in text
     assert "```python\n1 + 1\n```\n\n```\n2\n```" in text
+
+
+def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown_one(tmp_path):
+    "GPU_SWEEP picks part 3's spec among specs/*_gpu.yaml; anything else is refused before any part runs."
+    p, calls, out = _gpu_check(tmp_path, GPU_SWEEP="figure11_gpu", GPU_CHECK_SKIP="cuda_tests bench_train bench_compiled")
+    assert p.returncode == 0 and any("sweep specs/figure11_gpu.yaml" in c for c in calls), p.stderr
+    for i, bad in enumerate(("figure11_cpu", "../x_gpu", "nosuch_gpu")):
+        (tmp_path / str(i)).mkdir()
+        p, calls, _ = _gpu_check(tmp_path / str(i), GPU_SWEEP=bad)
+        assert p.returncode == 2 and "GPU_SWEEP must name a paper-scale spec, one of: figure11_gpu" in p.stderr, p.stderr
+        assert calls == [], calls
+    (tmp_path / "seeds").mkdir()
+    p, calls, _ = _gpu_check(tmp_path / "seeds", GPU_SWEEP="figure11_gpu", FIG11_SEEDS="1")
+    assert p.returncode == 0, p.stderr

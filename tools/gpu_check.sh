@@ -9,6 +9,8 @@
 #      about the same step) runs sharing the GPU; then its figures. FIG11_SEEDS (e.g. 0, or 1,2) runs only those seeds
 #      of both losses, as a sweep of their own (figure11_gpu_seeds_0, ...): six runs at once need about 17 minutes
 #      (results/gpu/README.md), more than a session's device time, so a later session can finish one seed instead.
+# GPU_SWEEP (default figure11_gpu) names part 3's spec, specs/GPU_SWEEP.yaml: the paper-scale twins of the CPU protocols
+# queue there (results/gpu/README.md gives their order); FIG11_SEEDS applies to figure11_gpu only.
 # GPU_CHECK_SKIP (e.g. "bench_train", or "bench_train bench_compiled") leaves out parts measured in an earlier session
 # (cuda_tests: 1, bench_train: 2, bench_compiled: 2b), so that the device time goes to the rest: a fresh machine's start
 # and parts 1-2b took 2-2.5 of its 15 minutes, and one seed of part 3 needs about 12 (results/gpu/README.md).
@@ -28,9 +30,14 @@ STATE=${GPU_CHECK_STATE:-gpu_runs}
 DEST=${OUT:-results/gpu}
 t_end=$(( $(date +%s) + STEP_SECONDS ))
 left() { echo $(( t_end - $(date +%s) )); }
-name=figure11_gpu spec=specs/figure11_gpu.yaml     # part 3's sweep, unless FIG11_SEEDS picks seeds (checked first)
+name=${GPU_SWEEP:-figure11_gpu}          # part 3's sweep, unless FIG11_SEEDS picks seeds (checked first)
+spec=specs/$name.yaml
+[[ "$name" =~ ^[a-z0-9_]+_gpu$ && -f "$spec" ]] || { echo "gpu_check: GPU_SWEEP must name a paper-scale spec, one of:" \
+  $(cd specs && ls *_gpu.yaml | sed 's/\.yaml$//') "; got '$name'" >&2; exit 2; }
 [ -z "${FIG11_SEEDS:-}" ] || [[ "$FIG11_SEEDS" =~ ^[0-9]+(,[0-9]+)*$ ]] \
   || { echo "gpu_check: FIG11_SEEDS must be seeds such as 0 or 1,2; got '$FIG11_SEEDS'" >&2; exit 2; }
+[ -z "${FIG11_SEEDS:-}" ] || [ "$name" = figure11_gpu ] \
+  || { echo "gpu_check: FIG11_SEEDS picks seeds of figure11_gpu, not of $name" >&2; exit 2; }
 for part in ${GPU_CHECK_SKIP:-}; do
   case "$part" in cuda_tests|bench_train|bench_compiled) ;;
     *) echo "gpu_check: GPU_CHECK_SKIP takes cuda_tests, bench_train, bench_compiled; got '$part'" >&2; exit 2;;
