@@ -40,6 +40,14 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
                           "--carry", "long"], capture_output=True, text=True)
     assert out.returncode == 0 and "abc: copied (finished: no checkpoint)" in out.stdout, out
     assert sorted(p.name for p in carried.iterdir()) == ["config.json", "curve.jsonl", "log.jsonl", "result.json"]
+    sqlite3.connect(pinned / "results" / "x_pilot.sqlite").close()           # a pilot's record goes to results/pilots
+    (pinned / "results" / "x_pilot_runs" / "r").mkdir(parents=True)
+    (pinned / "results" / "x_pilot_runs" / "r" / "curve.jsonl").write_text("{}")
+    out = subprocess.run([sys.executable, str(here / "tools" / "snapshot_science.py"), str(pinned), "--sweep", "x_pilot",
+                          "--carry", "x_pilot"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (here / "results" / "pilots" / "x_pilot.sqlite").exists() and not (here / "results" / "x_pilot.sqlite").exists()
+    assert (here / "results" / "pilots" / "x_pilot_runs" / "r" / "curve.jsonl").exists()
 
 
 def test_gpu_check_fails_loudly_without_a_gpu(tmp_path):

@@ -23,10 +23,11 @@ export SWEEPS=${SWEEPS:-mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu}
 for name in $SWEEPS; do
   # a spec committed after the pin (a protocol that depends on earlier results) is data: the code stays pinned
   [ -f "$pinned/specs/$name.yaml" ] || cp "$here/specs/$name.yaml" "$pinned/specs/"
-  [ -f "$here/results/$name.sqlite" ] && [ ! -f "$pinned/results/$name.sqlite" ] && cp "$here/results/$name.sqlite" "$pinned/results/"
-  if [ -d "$here/results/${name}_runs" ]; then       # the committed state of long runs (tools/snapshot_science.py)
+  home="$here/results"; [[ "$name" == *_pilot ]] && home="$here/results/pilots"   # pilots' records live apart
+  [ -f "$home/$name.sqlite" ] && [ ! -f "$pinned/results/$name.sqlite" ] && cp "$home/$name.sqlite" "$pinned/results/"
+  if [ -d "$home/${name}_runs" ]; then               # the committed state of long runs (tools/snapshot_science.py)
     mkdir -p "$pinned/results/${name}_runs"
-    cp -rn "$here/results/${name}_runs/." "$pinned/results/${name}_runs/"
+    cp -rn "$home/${name}_runs/." "$pinned/results/${name}_runs/"
   fi
 done
 if [ ! -x "$pinned/.venv/bin/disentlit" ]; then

@@ -7,7 +7,8 @@ in results/NAME_runs/).
     python tools/snapshot_science.py /path/to/pinned [--sweep NAME ...] [--carry NAME ...]
 
 Only the named sweeps' databases are copied (default: the sweeps tools/science_sweeps.sh runs), never the others in
-results/, which this checkout may have changed since the clone was made.
+results/, which this checkout may have changed since the clone was made. A pilot sweep's (a name ending in _pilot) go
+to results/pilots/, where the readings look for pilots.
 """
 import argparse
 import shutil
@@ -23,17 +24,19 @@ p.add_argument("--carry", action="append", help="a sweep whose run directories t
 a = p.parse_args()
 a.sweep = a.sweep or ["mechanism_2x2_cpu", "figure9_matched_cpu", "paper_length_cpu"]
 a.carry = a.carry or ["paper_length_cpu"]
-here = Path(__file__).resolve().parent.parent / "results"
+results = Path(__file__).resolve().parent.parent / "results"
+def home(name: str) -> Path: return results / "pilots" if name.endswith("_pilot") else results
 for name in a.sweep:
     db = a.pinned / "results" / f"{name}.sqlite"
     if not db.exists(): print(f"{db.name}: not started"); continue
-    src, dst = sqlite3.connect(db), sqlite3.connect(here / db.name)
+    home(name).mkdir(exist_ok=True)
+    src, dst = sqlite3.connect(db), sqlite3.connect(home(name) / db.name)
     with dst: src.backup(dst)
     src.close(); dst.close()
     print(f"{db.name}: copied")
 for name in a.carry:
     for run in sorted((a.pinned / "results" / f"{name}_runs").glob("*")):
-        out = here / f"{name}_runs" / run.name
+        out = home(name) / f"{name}_runs" / run.name
         out.mkdir(parents=True, exist_ok=True)
         finished = (run / "result.json").exists()       # its result is whole: the checkpoint (15 MB) is not needed
         for f in ("config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl", "result.json", "metrics.json"):
