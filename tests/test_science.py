@@ -27,3 +27,12 @@ def test_a_confirmatory_sweep_on_a_pilot_seed_is_refused_before_any_run(tmp_path
     assert p.returncode == 2, p.stderr
     assert "seed 901 is inside the pilots' seeds 900-999" in p.stderr and "Traceback" not in p.stderr
     assert not db.exists()
+
+
+def test_the_readme_shows_the_claims_table_as_it_stands():
+    "README's table is the claims table drawn by claims_markdown: a claim changed in results/claims.csv fails this."
+    from disentlit.statistics import claims_markdown, read_claims
+    rows = read_claims(ROOT / "results" / "claims.csv")
+    assert rows, "results/claims.csv is empty"
+    assert claims_markdown(rows) in (ROOT / "README.md").read_text(), \
+        "README.md's claims table differs from results/claims.csv: run tools/run_notebook.py nbs/index.ipynb, then tools/readme.py"
