@@ -460,7 +460,7 @@ def plain(markdown: str) -> str:
 
 
 SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "12_predict"],
-            "Operations": ["install", "10a_bench", "10b_bench_metrics", "11_cli"]}
+            "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
 
