@@ -8,7 +8,7 @@ TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: install demo test docs docs-check export
+.PHONY: install demo test docs docs-check export dist
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "could not create $(VENV): on Debian/Ubuntu, apt-get install python3-venv" >&2; exit 1; }
@@ -34,6 +34,15 @@ test: install
 export: install
 	nbdev_export
 	nbdev_clean
+
+## The release: the sdist and the wheel of settings.ini's version in $(DIST)/ (default dist/), built from this checkout
+## with the venv's setuptools (--no-isolation: no build environment is downloaded, so it works offline), then checked as
+## an index would render them (twine check --strict). tests/test_release.py installs the wheel in a fresh venv.
+DIST ?= dist
+VERSION = $(shell sed -n 's/^version *= *//p' settings.ini)
+dist: install
+	$(PY) -m build --no-isolation --outdir $(DIST) .
+	$(PY) -m twine check --strict $(DIST)/disentlit-$(VERSION).tar.gz $(DIST)/disentlit-$(VERSION)-py3-none-any.whl
 
 ## The documentation site, from the executed notebooks: _site/. Open _site/index.html as a file (search included) or
 ## serve it: python -m http.server --directory _site (it prints both).

@@ -23,13 +23,13 @@ setuptools.setup(
     long_description_content_type="text/markdown",
     author=c["author"],
     author_email=c["author_email"],
-    license="Apache-2.0",
-    url=c["git_url"],
+    license="Apache-2.0",                    # settings.ini's apache2; the text is LICENSE, which goes into the wheel
+    license_files=["LICENSE"],
+    url=c["git_url"] or None,                # none until settings.ini names the repository
     keywords=c["keywords"].split(),
     classifiers=[
         f"Development Status :: {c['status']} - Alpha",
         f"Intended Audience :: {c['audience']}",
-        "License :: OSI Approved :: Apache Software License",
         f"Natural Language :: {c['language']}",
         "Programming Language :: Python :: 3",
     ],

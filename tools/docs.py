@@ -459,8 +459,8 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
-SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "12_predict"],
-            "Operations": ["install", "10a_bench", "10b_bench_metrics", "11_cli"]}
+SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "09b_controls", "12_predict"],
+            "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
 
