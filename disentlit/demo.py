@@ -20,8 +20,17 @@ from .sweeps import run_sweep
 from .analysis import figures
 
 # %% auto #0
-__all__ = ['DEMO_STEPS', 'DEMO_BATCH', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS', 'TRAVERSAL_CAPTION', 'LABELS', 'SCORES',
-           'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table', 'figure', 'render_report', 'demo']
+__all__ = ['PAPER', 'HOW_TO_CITE', 'DEMO_STEPS', 'DEMO_BATCH', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS', 'TRAVERSAL_CAPTION',
+           'LABELS', 'SCORES', 'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table', 'figure',
+           'render_report', 'demo']
+
+# %% ../nbs/08e_demo.ipynb #93f59ca7
+PAPER = dict(authors="Nathan Michlo, Richard Klein and Steven James",
+             title="Overlooked Implications of the Reconstruction Loss for VAE Disentanglement",
+             venue="IJCAI 2023 (the 32nd International Joint Conference on Artificial Intelligence)",
+             url="https://arxiv.org/abs/2202.13341", link="arXiv:2202.13341")
+HOW_TO_CITE = ("To cite disentlit itself, use CITATION.cff at the root of its repository: the package and the paper it "
+               "follows, in one record (GitHub shows it as \"Cite this repository\").")
 
 # %% ../nbs/08e_demo.ipynb #ac35713e
 DEMO_STEPS, DEMO_BATCH = 2000, 128     # the demo runs' steps and batch: the smallest regime in which both learn
@@ -114,6 +123,7 @@ figcaption { font-size: .92rem; color: #444; margin-top: .35rem }
 table { border-collapse: collapse; margin: 1rem 0 } caption { caption-side: bottom; font-size: .9rem; color: #444;
   text-align: left; padding-top: .3rem } td, th { border: 1px solid #ccc; padding: .2rem .6rem; text-align: left }
 td.num { text-align: right; font-variant-numeric: tabular-nums }
+.cite { color: #444; margin-top: -.4rem }
 </style></head><body>
 {%- macro show_figure(f) %}
 <figure><img src="{{ f.src }}" alt="{{ f.caption }}"{% if f.width %} width="{{ f.width }}"{% endif %}>
@@ -128,6 +138,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums }
 {% endfor %}</table>
 {%- endmacro %}
 <h1>{{ title }}</h1>
+<p class="cite">A run of the argument of {{ paper.authors }}, <a href="{{ paper.url }}"><cite>{{ paper.title }}</cite></a>,
+{{ paper.venue }} ({{ paper.link }}).</p>
 <p class="conclusion">{{ conclusion }}</p>
 {{ show_figure(headline) }}
 {% for s in sections %}<section id="{{ s.id }}"><h2>{{ s.title }}</h2>
@@ -135,7 +147,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums }
 {% elif b.kind == "table" %}{{ show_table(b) }}
 {% else %}{{ show_figure(b) }}
 {% endif %}{% endfor %}</section>
-{% endfor %}</body></html>
+{% endfor %}<section id="references"><h2>References, and how to cite</h2>
+<p>{{ paper.authors }}. <cite>{{ paper.title }}</cite>. {{ paper.venue }}. <a href="{{ paper.url }}">{{ paper.link }}</a>.</p>
+<p>{{ how_to_cite }}</p></section>
+</body></html>
 """
 
 # %% ../nbs/08e_demo.ipynb #b2f6c6ba
@@ -143,12 +158,13 @@ def render_report(title: str,          # the page's title
                   conclusion: str,     # its first sentence
                   headline: dict,      # the headline `figure`
                   sections: list[dict],  # dict(id, title, blocks): `paragraph`, `table` and `figure` blocks
+                  paper: dict = PAPER,   # the paper it follows: named under the title and in the references
                   ) -> str:
     "The report as one self-contained HTML page (figures are files beside it), from `DEMO_TEMPLATE`."
     import jinja2
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     return env.from_string(DEMO_TEMPLATE).render(title=title, conclusion=conclusion, headline=headline,
-                                                 sections=sections)
+                                                 sections=sections, paper=paper, how_to_cite=HOW_TO_CITE)
 
 # %% ../nbs/08e_demo.ipynb #33deddd8
 CAPTIONS = {

@@ -10,6 +10,13 @@ import pytest
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _compile_cache(tmp_path_factory):
+    """torch.compile's TorchInductor cache in this run's own temporary folder: left to itself it makes a
+    `torchinductor_<user>` folder in the system's temporary folder, which nothing removes (the compiled-run test)."""
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("torchinductor"))
+
+
 @pytest.fixture
 def data_home(tmp_path, monkeypatch):
     "An empty DISENTLIT_DATA for the test, so nothing is read from or written to the user's cache."
@@ -37,3 +44,12 @@ def copy_checkout(src, dst):
         (dst / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / name, dst / name)
     return dst
+
+
+def pytest_terminal_summary(terminalreporter):
+    "Say at the end, in one line, that the browser tests did not run and how to run them (tests/chromium.py)."
+    from chromium import HOW
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "browser test: no Chromium" in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} browser tests skipped (the documentation site, the demo report): no "
+                                    f"Chromium on this machine; {HOW}.", yellow=True, bold=True)

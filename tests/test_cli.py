@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from chromium import CHROMIUM, needs_chromium          # skipped without Chromium, saying how to get it
 from disentlit.cli import parse_params
 
 
@@ -84,7 +85,7 @@ def test_demo_writes_its_report(demo_run):
     assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
 
 
-@pytest.mark.skipif(not __import__("shutil").which("chromium"), reason="no Chromium: apt-get install -y chromium")
+@needs_chromium
 def test_demo_report_in_a_browser(demo_run):
     """The report as a reader opens it (file://, headless Chromium): every image loads, every figure has a caption that
     is also its alt text, the conclusion comes first, and the page reads in one column without sideways scrolling."""
@@ -92,7 +93,7 @@ def test_demo_report_in_a_browser(demo_run):
     code, _, err, demo = demo_run
     assert code == 0, err
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=__import__("shutil").which("chromium"),
+        browser = pw.chromium.launch(executable_path=CHROMIUM,
                                      args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                                            "--no-first-run"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -20,8 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-HAS_CHROMIUM = bool(shutil.which("chromium") or shutil.which("chromium-browser"))
-needs_chromium = pytest.mark.skipif(not HAS_CHROMIUM, reason="no Chromium on this machine: `apt-get install -y chromium` (or run `make docs-check`)")
+from chromium import needs_chromium                              # noqa: E402  skipped, saying how, without Chromium
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +91,33 @@ def test_reproduction_page_shows_its_figures_and_tables(site):
     assert len(re.findall(r"<img[^>]+src=", html)) >= 5, "09's page shows fewer than 5 figures"
     for table in ("the primary analysis", "runs of figure11_cpu run again", "U p"):
         assert table in html, f"09's page lacks its printed output {table!r}"
+
+
+PAPER = "https://arxiv.org/abs/2202.13341"         # Michlo, Klein and James, IJCAI 2023: the paper disentlit follows
+
+
+def test_the_landing_page_and_the_readings_cite_their_papers(site):
+    """The landing page (and the README made from it) lists the four papers disentlit draws on and how to cite it;
+    each reading page and the demo's page name and link the paper they follow."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    index = (site / "index.html").read_text(encoding="utf-8")
+    for text in (readme, index):
+        for ref in (PAPER, "https://arxiv.org/abs/1802.04942", "https://arxiv.org/abs/1802.03761", "Jakob Hartmann",
+                    "CITATION.cff", "How to cite disentlit"):
+            assert ref in text, ref
+    for page in ("09_reproduction", "12_predict", "08e_demo"):
+        html = (site / f"{page}.html").read_text(encoding="utf-8")
+        assert f'href="{PAPER}"' in html and "Michlo" in html, page
+
+
+def test_code_folds_on_a_reading_page(site):
+    "A cell marked `#| code-fold: true` shows its code in a closed <details> and its output as usual (12's answer)."
+    html = (site / "12_predict.html").read_text(encoding="utf-8")
+    folds = re.findall(r'<details class="code-fold"><summary>([^<]+)</summary>', html)
+    assert len(folds) >= 3 and "the pre-registered analysis" in " ".join(folds), folds
+    first, answer = html.index('class="code-fold"'), re.search(r"verdict: (supported|not supported|falsified)", html)
+    assert answer and first < answer.start() < html.index("MOCK-UP")   # the machinery folded, the answer, the mock-up
+    assert "def analyse(" in re.sub(r"<[^>]+>", "", html[first:answer.start()])
 
 
 def test_pages_are_self_contained(site):
@@ -244,9 +270,21 @@ def test_search_rule_flags_code_in_excerpts(seeded):
     index = seeded.path / "search" / "search_index.json"
     data = json.loads(index.read_text())
     data["docs"].append(dict(location="07_traversals.html", title="Traversals", text="<p>In [ ]: Copied! test_eq(kl.shape, (4,))</p>"))
+    data["docs"].append(dict(location="04_losses.html", title="Losses", text="<p>a $\\beta$-VAE at $\\beta = 10^{-4}$</p>"))
     index.write_text(json.dumps(data))
     found = problems(seeded.path, "index", rule="search")
-    assert len(found) == 1 and "07_traversals.html" in found[0], found
+    assert len(found) == 2 and "07_traversals.html" in found[0] and "'$\\\\beta$'" in found[1], found
+
+
+def test_search_excerpts_write_tex_out():
+    "The search index's prose has its TeX as plain text (a result is shown as indexed: MathJax never sees it)."
+    from bs4 import BeautifulSoup
+    from mkdocs_hooks import plain_math, search_text
+    assert plain_math(r"a $\beta$-VAE at $\beta = 10^{-4}$, $\rho \ge 0.8$") == "a β-VAE at β = 10^-4, ρ ≥ 0.8"
+    assert plain_math(r"$\frac12$, $\frac{1}{f-1}$, $\mathcal{Y}$, $d_{pcv}$") == "1/2, 1/(f-1), Y, d_pcv"
+    assert plain_math("costs $ 5 or $ 6") == "costs $ 5 or $ 6"                       # not a formula
+    page = BeautifulSoup(r"<p>the $\beta$-VAE</p><pre>echo $HOME $\beta$</pre>", "html.parser")
+    assert search_text(page) == r"<p>the β-VAE</p><pre>echo $HOME $\beta$</pre>"      # code is left as written
 
 
 def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
@@ -277,23 +315,31 @@ def test_site_in_a_real_browser(site, tmp_path):
 
 
 @needs_chromium
-def test_browser_rules_flag_cut_entries_wrapped_outputs_and_images_that_do_not_load(site, tmp_path):
+def test_browser_rules_flag_cut_entries_overflow_and_images_that_do_not_load(site, tmp_path):
+    """On a copy whose code and printed outputs no longer wrap (the site's style undone), whose contents list has an
+    entry too long for it and an image that is missing, the browser check names each: blocks that scroll sideways or
+    reach past the column at 1280 px and at 390 px, the cut entry, the image."""
     import docs_check
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
     css = copy / "styles.css"
-    css.write_text(css.read_text().replace("white-space: pre !important", "white-space: pre-wrap !important")
+    style = css.read_text()
+    assert "white-space: break-spaces !important" in style
+    css.write_text(style.replace("white-space: break-spaces !important", "white-space: pre !important")
                    .replace(".md-nav--secondary .md-ellipsis {", ".md-nav--secondary .md-x {"))
-    page = copy / "01a_factors.html"                        # a page with printed outputs
+    page = copy / "01a_factors.html"                        # a page with code and printed outputs
     from bs4 import BeautifulSoup
     html = BeautifulSoup(page.read_text().replace("</article>", '<img src="images/missing.png"></article>', 1),
                          "html.parser")
     long = "FactorSpace.a_method_name_far_too_long_for_any_contents_list"   # planted: the page's own entries may fit
     html.select_one(".md-sidebar--secondary nav.md-nav--secondary .md-ellipsis").string = long   # the right-hand list
     page.write_text(str(html))
-    found = docs_check.browser_check(copy, tmp_path / "shots", only={"01a_factors"})["problems"]
+    result = docs_check.browser_check(copy, tmp_path / "shots", only={"01a_factors"})
+    found = result["problems"]
     assert any(p.startswith("toc: 01a_factors: entries cut short") and long in p for p in found), found
-    assert any("printed outputs wrap" in p for p in found), found
+    assert any(p.startswith("overflow: 01a_factors at 1280 px: code ") for p in found), found
+    assert any(p.startswith("overflow: 01a_factors at 390 px: printed output ") for p in found), found
+    assert result["overflow"]["1280 px"]["cut"] > 0 and result["overflow"]["390 px"]["cut"] > 0
     assert any("did not load" in p and "missing.png" in p for p in found), found
 
 

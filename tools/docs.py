@@ -24,6 +24,8 @@ On the way it makes the site correct for a reader:
   only Quarto would make) become links to this site's page and the entry's anchor;
 - GIF outputs, which nbconvert does not render, become images; live widgets (which need a kernel)
   are dropped: the notebooks show snapshots of them;
+- a code cell with Quarto's `#| code-fold: true` shows its code folded (`folded_code`: a `<details>` that opens on a
+  click, titled by `#| code-summary:`), so a reading page can lead with a result whose machinery comes first;
 - the contents list, page titles and search index are made in tools/mkdocs_hooks.py.
 """
 import base64
@@ -347,6 +349,19 @@ def figures_with_alt(cell: dict, caption: str | None, context: str):
                              if caption else img)
 
 
+def folded_code(source: str, summary: str) -> dict:
+    """A Markdown cell that shows `source` folded: a `<details>` element titled `summary` holding the code highlighted as
+    the site's code is (Pygments' classes, which mkdocs-material colours). One HTML block: no line of it is blank (an
+    empty line of code holds an empty span), so that the Markdown converter keeps it whole."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+    code = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight")).strip()
+    code = "\n".join(line if line.strip() else "<span></span>" for line in code.splitlines())
+    return dict(cell_type="markdown", metadata={},
+                source=f'<details class="code-fold"><summary>{html.escape(summary)}</summary>\n{code}\n</details>')
+
+
 def _front_matter(src: str) -> dict | None:
     "The YAML front matter nbdev makes of a notebook's title and summary, if `src` is one."
     import yaml
@@ -373,6 +388,9 @@ def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
         if opts.get("hide") or opts.get("include") == "false": continue
         if cell["cell_type"] == "code":
             cell["source"] = "\n".join(l for l in src.splitlines() if not l.startswith("#|"))
+            if str(opts.get("code-fold", "")).lower() in ("true", "show"):          # the code in a <details>
+                cells.append(folded_code(cell["source"], str(opts.get("code-summary", "Code")).strip('"')))
+                cell["source"] = ""
             render_api(cell, module)
             if opts.get("echo") == "false" or not cell["source"].strip():
                 if not cell.get("outputs"): continue                      # nothing to show: no empty box on the page

@@ -22,8 +22,9 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
 - figures: the text in every figure is readable at the page's width (method below);
-- search: the search index holds no code-cell furniture ("In [ ]:", "Copied!"), no test code (`test_eq(`, `assert`)
-  and no titles ending in a pilcrow;
+- search: the search index holds no code-cell furniture ("In [ ]:", "Copied!"), no test code (`test_eq(`, `assert`),
+  no raw TeX (`$\\beta$`: a search result shows the index's text, which MathJax never typesets) and no titles ending
+  in a pilcrow;
 - cli: the command line's page shows, for every subcommand of the parser, its usage (`usage: disentlit NAME`) and an
   example command line.
 
@@ -38,8 +39,10 @@ defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 
 
 In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads
 (and the reproduction shows at least its 5 figures), every internal link answers 200, the figure rule at the rendered
-widths, no contents entry is cut by the sidebar (ellipsis), printed outputs keep their lines (no wrapping); a
-screenshot of every page (its top, and the whole page) goes to --out. Then a reader's walk (`_walk`), on the site
+widths, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
+and again at a 390 px phone's): no code, printed output, API table, table, equation or image reaches past the content
+column or hides part of itself behind a sideways scroll bar, and no page scrolls sideways; a screenshot of every page
+(its top and the whole page at 1280 px, its top at 390 px) goes to --out. Then a reader's walk (`_walk`), on the site
 served and opened as files (file://): every sidebar entry clicked from the landing page opens its page, and a search
 for "box blur" gives a result that opens a page.
 """
@@ -75,7 +78,8 @@ SIZE_ONLY = [re.compile(p) for p in (
 )]
 NO_ALT = "No description has been provided for this image"     # nbconvert's alt text for an image without one
 SEARCH_JUNK = [re.compile(p) for p in (r"In\s*\[\s*\d*\s*\]:", r"Copied!", r"\btest_(eq|close|fail|ne|is)\(",
-                                         r"\bassert\s+[\w(]")]
+                                         r"\bassert\s+[\w(]",
+                                         r"\$[^$\n]*\\[A-Za-z]+[^$\n]*\$|\$[A-Za-z](_\w+)?\$")]   # TeX, not typeset
 
 
 def chromium() -> str:
@@ -542,7 +546,7 @@ MATHJAX_IDLE = "!window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending ===
 def _open(page, url):
     "Load `url` and wait until MathJax (when the page uses it) has typeset every equation."
     resp = page.goto(url, wait_until="networkidle")
-    page.wait_for_function(MATHJAX_IDLE, timeout=20_000)
+    page.wait_for_function(MATHJAX_IDLE, timeout=90_000)        # generous: a busy two-core machine is slow to typeset
     return resp
 
 
@@ -550,8 +554,50 @@ _IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWi
                                   parseInt(e.getAttribute('width')) || null])"""
 _CUT_TOC = """() => [...document.querySelectorAll('nav.md-nav--secondary .md-ellipsis')]
     .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
-_WRAPPED = """() => [...document.querySelectorAll('.jp-OutputArea-output pre')]
-    .filter(e => !getComputedStyle(e).whiteSpace.startsWith('pre') || getComputedStyle(e).whiteSpace === 'pre-wrap').length"""
+WIDTHS = (1280, 390)         # a laptop's window and a phone's: nothing on a page may be cut off at either
+# What is cut off on a page, measured in the browser: each block of the page's content (code, printed output, a
+# Markdown code block, an API entry's table of parameters, a table, a display equation, an image) that reaches past the
+# content column, or hides part of itself behind a sideways scroll bar (or clips it). Tables of prose and display
+# equations may scroll inside the column (mkdocs-material's scroll wrapper) where they cannot fit a phone: counted, not
+# failed. An element inside a box that clips or scrolls is judged by that box; MathJax's glyph boxes clip by design.
+_OVERFLOW = r"""() => {
+  const art = document.querySelector('article'), cs = getComputedStyle(art), ab = art.getBoundingClientRect();
+  const left = ab.left + parseFloat(cs.paddingLeft) - 1, right = ab.right - parseFloat(cs.paddingRight) + 1;
+  const kinds = [['code', '.jp-CodeCell .jp-InputArea pre'], ['printed output', '.jp-OutputArea-output pre'],
+                 ['Markdown code', '.jp-MarkdownCell pre'], ['API table', 'table.api-params'],
+                 ['table', 'table:not(.api-params)'], ['equation', '.MJXc-display'], ['image', 'img']];
+  const mayScroll = new Set(['table', 'equation']);
+  const shown = e => e.offsetParent !== null;
+  const hides = e => getComputedStyle(e).overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1;
+  const out = {page: document.documentElement.scrollWidth > innerWidth + 1, blocks: {}, cut: [], scrolling: []};
+  for (const [kind, sel] of kinds) {
+    const blocks = [...art.querySelectorAll(sel)].filter(shown);
+    out.blocks[kind] = blocks.length;
+    for (let b of blocks) {
+      if (kind === 'table') b = b.closest('.md-typeset__scrollwrap') || b;
+      let why = null;
+      for (const e of [b, ...b.querySelectorAll('*')]) {
+        if (e.closest('.mjx-chtml') && kind !== 'equation') continue;
+        let inBox = false;
+        for (let a = e.parentElement; a && a !== b.parentElement; a = a.parentElement)
+          if (getComputedStyle(a).overflowX !== 'visible') { inBox = true; break; }
+        const r = e.getBoundingClientRect();
+        if (!inBox && r.width > 0 && (r.right > right || r.left < left)) { why = 'reaches past the column'; break; }
+        if (!e.closest('.mjx-chtml') && hides(e)) { why = 'scrolls sideways'; break; }
+      }
+      if (!why) continue;
+      const text = (b.innerText || b.getAttribute('alt') || '').trim().split('\n')[0].slice(0, 60);
+      (why === 'scrolls sideways' && mayScroll.has(kind) ? out.scrolling : out.cut).push([kind, why, text]);
+    }
+  }
+  return out;
+}"""
+
+
+def overflow_problems(name: str, width: int, found: dict) -> list[str]:
+    "The lines `browser_check` reports for one page's `_OVERFLOW` measurement at one window width."
+    out = [f"overflow: {name} at {width} px: the page scrolls sideways"] if found["page"] else []
+    return out + [f"overflow: {name} at {width} px: {kind} {why}: {text!r}" for kind, why, text in found["cut"]]
 
 
 FIGURE_PAGES = {"09_reproduction": 5}   # pages whose figures are their point: at least this many must load
@@ -602,11 +648,11 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in site_pages(site) if only is None or n in only]
     server, base = serve(site)
-    problems, report, shots = [], {}, []
+    problems, report, shots, overflow = [], {}, [], {w: {} for w in WIDTHS}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium(), args=FLAGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport={"width": WIDTHS[0], "height": 900})
             errors = []
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))
@@ -634,7 +680,9 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                     problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "
                                     f"{FIGURE_PAGES[name]}")
                 if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
-                if wrapped := page.evaluate(_WRAPPED): problems.append(f"browser: {name}: {wrapped} printed outputs wrap their lines")
+                found = page.evaluate(_OVERFLOW)
+                problems += overflow_problems(name, WIDTHS[0], found)
+                overflow[WIDTHS[0]][name] = found
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
                 equations += maths
                 shot = out / f"{name.replace('/', '_')}.png"
@@ -643,6 +691,15 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 page.screenshot(path=str(full), full_page=True, type="jpeg", quality=60)
                 shots += [str(shot), str(full)]
                 report[name] = dict(images=len(images), equations=maths)
+            phone = browser.new_page(viewport={"width": WIDTHS[1], "height": 844})   # every page again, on a phone
+            for name in names:
+                _open(phone, urljoin(base, name + ".html"))
+                found = phone.evaluate(_OVERFLOW)
+                problems += overflow_problems(name, WIDTHS[1], found)
+                overflow[WIDTHS[1]][name] = found
+                phone.screenshot(path=str(shot := out / f"{name.replace('/', '_')}-{WIDTHS[1]}px.png"))
+                shots.append(str(shot))
+            phone.close()
             for link in sorted(links):
                 r = page.request.get(link)
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
@@ -660,8 +717,13 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
             browser.close()
     finally:
         server.shutdown()
+    summary = {f"{w} px": dict(blocks=sum(sum(f["blocks"].values()) for f in pages.values()),
+                               cut=sum(len(f["cut"]) for f in pages.values()),
+                               pages_scrolling_sideways=sum(f["page"] for f in pages.values()),
+                               tables_scrolling_in_the_column=sum(len(f["scrolling"]) for f in pages.values()))
+               for w, pages in overflow.items()}
     return dict(pages=len(names), links_checked=len(links), figures=figures, equations=equations, per_page=report,
-                sidebar_clicks=walked, problems=problems, screenshots=shots)
+                sidebar_clicks=walked, overflow=summary, problems=problems, screenshots=shots)
 
 
 def check(site: Path, out: Path, browser: bool = True) -> dict:

@@ -9,11 +9,13 @@ among them.
 
 The search index is made from a copy of the page without the code of code cells (their inputs,
 "In [ ]:" prompts and "Copied!" buttons): excerpts are prose, API signatures and outputs, never
-test code.
+test code. Its prose has its TeX written out (`plain_math`: "$\\beta = 10^{-4}$" -> "β = 10^-4"): MathJax typesets
+equations on the page, but a search result shows the index's text as it is.
 """
 from __future__ import annotations
 
 import html
+import re
 
 from bs4 import BeautifulSoup
 from mkdocs.plugins import event_priority
@@ -21,7 +23,7 @@ from mkdocs.structure.toc import get_toc
 
 TOC_LEVELS = ("h1", "h2", "h3")
 SEARCH_DROP = (".jp-CodeCell .jp-Cell-inputWrapper", ".jp-InputPrompt", ".jp-OutputPrompt", ".zeroclipboard-container",
-               ".clipboard-copy-txt", "a.anchor-link")
+               ".clipboard-copy-txt", "a.anchor-link", "details.code-fold")
 
 
 def heading_text(tag) -> str:
@@ -43,10 +45,43 @@ def toc_tokens(soup) -> list[dict]:
     return root
 
 
+SYMBOLS = dict(alpha="α", beta="β", gamma="γ", delta="δ", epsilon="ε", varepsilon="ε", zeta="ζ", eta="η", theta="θ",
+               kappa="κ", lambda_="λ", mu="μ", nu="ν", xi="ξ", pi="π", rho="ρ", sigma="σ", tau="τ", phi="φ",
+               varphi="φ", chi="χ", psi="ψ", omega="ω", Gamma="Γ", Delta="Δ", Theta="Θ", Lambda="Λ", Sigma="Σ",
+               Phi="Φ", Psi="Ψ", Omega="Ω", times="×", cdot="·", ge="≥", geq="≥", le="≤", leq="≤", neq="≠", ne="≠",
+               approx="≈", sim="~", to="→", rightarrow="→", leftarrow="←", infty="∞", pm="±", sum="∑", prod="∏",
+               int="∫", in_="∈", circ="∘", top="ᵀ", ell="ℓ", ldots="…", dots="…", cdots="⋯", mid="|", partial="∂",
+               log="log", exp="exp", min="min", max="max", quad=" ", qquad=" ")
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(?=\S)([^$\n]+?)(?<=\S)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+
+
+def tex_text(tex: str) -> str:
+    "A TeX formula as plain text: `\\beta = 10^{-4}` -> `β = 10^-4`, `\\frac{a}{b}` -> `a/b`, `\\mathcal{Y}` -> `Y`."
+    t = re.sub(r"\\(?:left|right|big|Big|bigl|bigr|displaystyle)\b", "", tex)
+    t = re.sub(r"\\[,;:! ]", " ", t)
+    part = lambda g: g.strip("{}") if re.fullmatch(r"\{?[\w.]*\}?", g) else f"({g.strip('{}')})"
+    for _ in range(3):                                               # nested fractions and groups, innermost first
+        t = re.sub(r"\\[dt]?frac\s*(\{[^{}]*\}|\w)\s*(\{[^{}]*\}|\w)", lambda m: f"{part(m[1])}/{part(m[2])}", t)
+        t = re.sub(r"\\(?:mathcal|mathbf|mathrm|mathbb|mathit|boldsymbol|text|textrm|operatorname|hat|bar|tilde)\s*"
+                   r"(?:\{([^{}]*)\})?", r"\1", t)
+    t = re.sub(r"\\([A-Za-z]+)", lambda m: SYMBOLS.get(m.group(1), SYMBOLS.get(m.group(1) + "_", m.group(1))), t)
+    t = re.sub(r"([_^])\{([^{}]*)\}", r"\1\2", t).replace("^ᵀ", "ᵀ")
+    return re.sub(r"\s+", " ", t.replace("{", "").replace("}", "")).strip()
+
+
+def plain_math(text: str) -> str:
+    "Every `$...$`, `$$...$$`, `\\(...\\)` and `\\[...\\]` of a text written out as plain text (`tex_text`)."
+    return _MATH.sub(lambda m: tex_text(next(g for g in m.groups() if g is not None)), text)
+
+
 def search_text(soup) -> str:
-    "The page without the inputs of code cells, for the search index."
+    "The page without the inputs of code cells, and with its prose's TeX as plain text, for the search index."
     for selector in SEARCH_DROP:
         for tag in soup.select(selector): tag.decompose()
+    for node in soup.find_all(string=True):
+        if "$" in node or "\\" in node:
+            if node.find_parent(["pre", "code", "script", "style"]) is None and (new := plain_math(str(node))) != node:
+                node.replace_with(new)
     return str(soup)
 
 
