@@ -382,5 +382,5 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
               for p, v in runs.items() if "host_syncs_per_step" in v]
     lines += [f"  {p}: Table A4 at this speed, one run after another: "
               + ", ".join(f"{k} {h:,.0f} h" for k, h in v["projected_hours_table_a4"].items())
-              + f" on {v['device']} (the paper: about 1,040 GPU-hours)" for p, v in runs.items()]
+              + f" on {v['device']} (the paper: about 1,040 hours of compute on a cluster)" for p, v in runs.items()]
     return "\n".join(lines)
