@@ -25,7 +25,8 @@ from .distances import d_pcv, factor_importance, mse
 from .models import AE, DecoderConv64, EncoderConv64
 from .family import framework_for, get_framework
 from .losses import AugmentedLoss, box_blur_loss, MSELoss
-from .training import check_setting, fit, resolve_device, tune_allocator
+from .config import check_setting, RunConfig
+from .training import fit, resolve_device, tune_allocator
 
 # %% auto #0
 __all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text', 'd_pcv_one_pair_at_a_time', 'bench_distances',
@@ -218,8 +219,9 @@ def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_las
     "Step times of `fit`, its first steps left out (the first warms up; with `compile`, the first two compile)."
     fw = framework_for(data, framework, seed=seed, **(params or {}))
     skip = 2 if compile else 1
-    r = fit(fw, data, steps + skip, batch_size, seed=seed, precision=precision, channels_last=channels_last,
-            progress=progress, device=device, resident=resident, allocator=allocator, compile=compile)
+    config = RunConfig(steps=steps + skip, batch_size=batch_size, seed=seed, precision=precision,
+                       channels_last=channels_last, resident=resident, compile=compile)
+    r = fit(fw, data, config, progress=progress, device=device, allocator=allocator)
     return r["step_seconds"][skip:], fw
 
 # %% ../nbs/10a_bench.ipynb #197b2a4a
@@ -250,7 +252,8 @@ def host_syncs_per_step(data: GroundTruthData,   # the dataset
     counts = []
     for steps in (2, 6):
         fw = framework_for(data, framework, seed=0, **(params or {}))
-        with SyncCounter() as c: fit(fw, data, steps, batch_size, progress=False, device=device, allocator=False)
+        with SyncCounter() as c:
+            fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False, device=device, allocator=False)
         counts.append(c.count)
     return (counts[1] - counts[0]) / 4
 
