@@ -380,11 +380,10 @@ def _add_evaluate(e):
 def cmd_distances(args) -> int:
     "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
     from disentlit.catalog import get_dataset
-    from disentlit.distances import dataset_report
     from disentlit.core import text_table
-    from disentlit.losses import get_loss
+    from disentlit.losses import distance_report
     data = get_dataset(args.dataset, **parse_params(args.set))
-    r = dataset_report(data, get_loss(args.loss).distance, args.pairs, seed=args.seed, progress=not args.quiet)
+    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)   # as bench times it
     out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
     lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
