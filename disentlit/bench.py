@@ -21,11 +21,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .core import DisentlitError, progress_bar
 from .data import GroundTruthData, XYSquares, xysquares_one_at_a_time
 from .catalog import get_dataset
-from .distances import d_pcv, factor_importance, mse
+from .distances import d_pcv
 from .models import AE, DecoderConv64, EncoderConv64
 from .family import framework_for, get_framework
-from .losses import AugmentedLoss, box_blur_loss, MSELoss
-from .training import check_setting, fit, resolve_device, tune_allocator
+from .losses import AugmentedLoss, box_blur_loss, distance_report, get_loss, MSELoss
+from .config import check_setting, RunConfig
+from .training import fit, resolve_device, tune_allocator
 
 # %% auto #0
 __all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text', 'd_pcv_one_pair_at_a_time', 'bench_distances',
@@ -130,29 +131,30 @@ def bench_distances(pairs: int = 50_000,     # pairs per row of Table A1
                     loop_pairs: int = 1000,  # pairs the loop is timed on (then scaled)
                     seed: int = 0,           # of the pairs
                     ) -> dict:
-    "Time Table A1 for XYSquares (vectorised) vs a one-pair-at-a-time loop on a subsample, scaled; peak memory."
+    """Time `disentlit distances --dataset xysquares` (`distance_report`) vs a one-pair-at-a-time loop of Table A1 on a
+    subsample, scaled; peak memory."""
     data = XYSquares()
     # other work on the machine skews every timing
     load = os.getloadavg()[0]
     t, cpu = time.perf_counter(), time.process_time()
-    table = factor_importance(data, pairs, mse, seed)
+    report = distance_report(data, "mse", pairs, seed=seed)                   # what the command runs
     vec, cpu = time.perf_counter() - t, time.process_time() - cpu
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB; the whole process so far
     a, b = data.sample_traversal_pairs(loop_pairs, None, seed)
     t = time.perf_counter()
     loop_d = d_pcv_one_pair_at_a_time(data, a, b)
     loop = (time.perf_counter() - t) * (pairs * (data.num_factors + 1) / loop_pairs)
-    np.testing.assert_allclose(loop_d, d_pcv(data, a, b), rtol=1e-5)        # the two paths agree
+    np.testing.assert_allclose(loop_d, d_pcv(data, a, b, get_loss("mse").distance), rtol=1e-5)   # the paths agree
     return dict(dataset=data.name, pairs=pairs, rows=data.num_factors + 1, vectorised_s=round(vec, 3),
                 vectorised_cpu_s=round(cpu, 3), loop_s_estimated=round(loop, 1), loop_pairs_timed=loop_pairs,
                 speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(),
-                load_avg_1m=round(load, 2), table=table["factors"] + [table["random"]])
+                load_avg_1m=round(load, 2), table=report["factors"] + [report["random"]], spearman=report["spearman"])
 
 # %% ../nbs/10a_bench.ipynb #10713b54
 def distances_text(r: dict) -> str:
-    return _lines(f"Table A1 for XYSquares: {r['rows']} rows x {r['pairs']:,} pairs "
-                  f"({r['torch_threads']} torch threads)",
-                  [("vectorised", f"{r['vectorised_s']:8.2f} s"),
+    return _lines(f"disentlit distances --dataset xysquares: Table A1, {r['rows']} rows x {r['pairs']:,} pairs, "
+                  f"and the traversal Spearman correlation ({r['torch_threads']} torch threads)",
+                  [("the command's path", f"{r['vectorised_s']:8.2f} s"),
                    ("one pair at a time (est.)",
                     f"{r['loop_s_estimated']:8.1f} s   (timed on {r['loop_pairs_timed']:,} pairs, scaled)"),
                    ("speed-up", f"{r['speedup']:8.1f} x"), ("peak memory (process)", f"{r['peak_rss_mb']:8.0f} MB")])
@@ -218,8 +220,9 @@ def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_las
     "Step times of `fit`, its first steps left out (the first warms up; with `compile`, the first two compile)."
     fw = framework_for(data, framework, seed=seed, **(params or {}))
     skip = 2 if compile else 1
-    r = fit(fw, data, steps + skip, batch_size, seed=seed, precision=precision, channels_last=channels_last,
-            progress=progress, device=device, resident=resident, allocator=allocator, compile=compile)
+    config = RunConfig(steps=steps + skip, batch_size=batch_size, seed=seed, precision=precision,
+                       channels_last=channels_last, resident=resident, compile=compile)
+    r = fit(fw, data, config, progress=progress, device=device, allocator=allocator)
     return r["step_seconds"][skip:], fw
 
 # %% ../nbs/10a_bench.ipynb #197b2a4a
@@ -250,7 +253,8 @@ def host_syncs_per_step(data: GroundTruthData,   # the dataset
     counts = []
     for steps in (2, 6):
         fw = framework_for(data, framework, seed=0, **(params or {}))
-        with SyncCounter() as c: fit(fw, data, steps, batch_size, progress=False, device=device, allocator=False)
+        with SyncCounter() as c:
+            fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False, device=device, allocator=False)
         counts.append(c.count)
     return (counts[1] - counts[0]) / 4
 

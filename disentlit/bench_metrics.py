@@ -14,9 +14,10 @@ from threadpoolctl import threadpool_limits
 
 from .core import DisentlitError, human_bytes
 from .data import XYSquares
-from .models import check_precision, EncoderConv64
+from .core import check_precision
+from .models import EncoderConv64
 from .family import check_own_params, FRAMEWORKS
-from .training import MAX_BATCH_SIZE
+from .config import MAX_BATCH_SIZE
 from .metrics import (DCI_ES_DEPTHS, histogram_discretize, infomec_nmi, irs, loss_capacity, METRIC_NAMES,
                                METRICS, modularity_explicitness)
 from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData, relative_strength,

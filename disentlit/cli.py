@@ -15,9 +15,9 @@ import time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'train_config',
-           'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep',
-           'cmd_figures', 'cmd_demo']
+__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets',
+           'train_config', 'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict',
+           'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -79,10 +79,14 @@ def _emit(obj: dict, as_json: bool, text: str):
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
+    "A flag's value: true/false, an int, a float, a JSON object or list (`{...}`, `[...]`), else the text."
     if text.lower() in ("true", "false"): return text.lower() == "true"
     for kind in (int, float):
         try: return kind(text)
         except ValueError: pass
+    if text[:1] in ("{", "["):
+        try: return json.loads(text)
+        except ValueError: _fail(f"not valid JSON: {text!r}")
     return text
 
 # %% ../nbs/11_cli.ipynb #7ac2bdb1
@@ -207,23 +211,20 @@ def _add_datasets(d):
     d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
 
 # %% ../nbs/11_cli.ipynb #0a80355b
+TRAIN_FLAGS = dict(dataset_params="--set", framework_params="--param", loss_params="--loss-param",
+                   metric_params="--metric-param")      # the settings whose flag is not `--field-name`
+
 def train_config(args):
     "The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics' names checked."
+    from disentlit.config import config_from_flags
     from disentlit.evaluation import metric_plan
     from disentlit.family import check_own_params
-    from disentlit.training import RunConfig
-    params = check_own_params(args.framework, parse_params(args.param, "--param"))
+    params = check_own_params(args.framework, parse_params(args.framework_params, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
-    config = RunConfig(dataset=args.dataset, dataset_params=parse_params(args.set), framework=args.framework,
-                       framework_params=params, loss=args.loss,
-                       loss_params=parse_params(args.loss_param, "--loss-param"),
-                       latents=args.latents, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                       precision=args.precision, channels_last=args.channels_last, compile=args.compile,
-                       checkpoint_every=args.checkpoint_every, eval_every=args.eval_every,
-                       metrics=tuple(m.strip() for m in args.metrics.split(",")))
-    metric_plan(list(config.metrics))                                      # unknown metric names: refused up front
+    config = config_from_flags(args, parse_params, TRAIN_FLAGS, framework_params=params)
+    metric_plan(list(config.metrics), config.metric_params or None)        # unknown metrics: refused up front
     return config
 
 # %% ../nbs/11_cli.ipynb #79374220
@@ -261,42 +262,21 @@ def cmd_train(args) -> int:
 # %% ../nbs/11_cli.ipynb #4e0f5cef
 @command("train", "train a framework on a dataset and write a run directory", cmd_train)
 def add_train_parser(t):
-    "The arguments of the `train` sub-command; their defaults are `RunConfig`'s."
-    from disentlit.losses import LOSSES
+    """The arguments of the `train` sub-command: one flag per `RunConfig` setting (`add_config_flags`), with the
+    field's comment as its help and its default (but 'auto' precision), and what only the command has."""
+    from disentlit.config import add_config_flags, MAX_BATCH_SIZE
+    from disentlit.core import PRECISION_CHOICES
     from disentlit.family import FRAMEWORKS, framework_params, params_help
-    from disentlit.models import PRECISION_CHOICES
-    from disentlit.training import MAX_BATCH_SIZE, RunConfig
-    d = RunConfig()
-    t.add_argument("--dataset", required=True, metavar="NAME", help="dataset name (see `disentlit datasets`)")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
-    t.add_argument("--framework", required=True, metavar="NAME", help=f"one of: {', '.join(FRAMEWORKS)}")
-    t.add_argument("--loss", default=d.loss, metavar="NAME",
-                   help=f"reconstruction loss, one of: {', '.join(LOSSES)} (default {d.loss})")
+    from disentlit.losses import LOSSES
+    add_config_flags(t, TRAIN_FLAGS, defaults=dict(dataset=None, framework=None, precision="auto"),
+                     required=("dataset", "framework"), helps=dict(
+        dataset="see `disentlit datasets`", framework="one of: " + ", ".join(FRAMEWORKS),
+        framework_params=f"each framework's: {params_help()}", loss="one of: " + ", ".join(LOSSES),
+        loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)", batch_size=f"1..{MAX_BATCH_SIZE}",
+        precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else fp32 (a GPU too)",
+        metrics="what --eval-every scores, comma-separated", metric_params='as KEY=JSON: mig={"num_train": 2000}'))
     with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
     t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
-    t.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help=f"a framework parameter, repeatable; each framework's: {params_help()}")
-    t.add_argument("--latents", type=int, default=d.latents, help=f"latent units D (default {d.latents})")
-    t.add_argument("--steps", type=int, default=d.steps, help=f"total training steps (default {d.steps})")
-    t.add_argument("--batch-size", type=int, default=d.batch_size,
-                   help=f"observations (or pairs) per step, 1..{MAX_BATCH_SIZE} (default {d.batch_size})")
-    t.add_argument("--lr", type=float, default=d.lr, help=f"Adam learning rate (default {d.lr:g})")
-    t.add_argument("--seed", type=int, default=d.seed,
-                   help=f"seed of the initial weights, the data and the noise (default {d.seed})")
-    t.add_argument("--precision", default="auto", metavar="P",
-                   help=f"one of: {', '.join(PRECISION_CHOICES)} (default auto: bf16 on a CPU with native bf16 "
-                        "arithmetic, else fp32, a GPU included)")
-    t.add_argument("--channels-last", action="store_true", help="channels-last memory format (often faster on CPU)")
-    t.add_argument("--compile", action="store_true",
-                   help="torch.compile the loss (the first steps compile; on CUDA replayed as CUDA graphs)")
-    t.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every, metavar="N",
-                   help="steps between checkpoints (default: max(50, steps // 10))")
-    t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="a loss parameter, e.g. radius=15 (box_blur) or scale=3969 (mse); repeatable")
-    t.add_argument("--eval-every", type=int, default=None, metavar="N",
-                   help="score the model every N steps and at the last (a learning curve in curve.jsonl)")
-    t.add_argument("--metrics", default=",".join(d.metrics), metavar="LIST",
-                   help=f"what --eval-every scores, comma-separated (default {','.join(d.metrics)})")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
     return t
 
@@ -400,11 +380,10 @@ def _add_evaluate(e):
 def cmd_distances(args) -> int:
     "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
     from disentlit.catalog import get_dataset
-    from disentlit.distances import dataset_report
     from disentlit.core import text_table
-    from disentlit.losses import get_loss
+    from disentlit.losses import distance_report
     data = get_dataset(args.dataset, **parse_params(args.set))
-    r = dataset_report(data, get_loss(args.loss).distance, args.pairs, seed=args.seed, progress=not args.quiet)
+    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)   # as bench times it
     out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
     lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",

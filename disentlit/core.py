@@ -22,12 +22,13 @@ import numpy as np
 from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
-__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'PAGE_WIDTH_IN', 'MIN_FONT_PT',
-           'DisentlitError', 'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease',
-           'setting', 'lease_seconds', 'data_dir', 'os_problem', 'writing', 'atomic_path', 'atomic_write',
-           'remove_orphans', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes', 'check_memory',
-           'progress_bar', 'check_count', 'check_positive', 'small_text', 'writable_dir', 'finite_json', 'strict_json',
-           'write_json', 'write_csv', 'save_figure', 'text_table']
+__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'PRECISIONS',
+           'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError', 'DatasetNotFound', 'ChecksumError',
+           'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting', 'lease_seconds', 'data_dir', 'os_problem',
+           'writing', 'atomic_path', 'atomic_write', 'remove_orphans', 'Terminated', 'sigterm_as_interrupt',
+           'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive',
+           'check_precision', 'small_text', 'writable_dir', 'finite_json', 'strict_json', 'write_json', 'write_csv',
+           'save_figure', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -309,6 +310,19 @@ def check_positive(
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
         raise DisentlitError(f"{name} must be an integer >= 1{hint}, got {n!r}")
     return int(n)
+
+# %% ../nbs/00_core.ipynb #13e7a87b
+PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
+PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 on a CPU with native bf16, else fp32
+
+def check_precision(
+    precision, # the value given
+    accepted: tuple = PRECISION_CHOICES, # what is accepted here
+    name: str = "precision", # what to call it in the error message
+) -> str:
+    "`precision` if it is one of `accepted`; `DisentlitError` naming them otherwise."
+    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
+    return precision
 
 # %% ../nbs/00_core.ipynb #8e67933a
 PAGE_WIDTH_IN = 6.4        # inches: the width figures are shown at (the site's column, the demo's report)

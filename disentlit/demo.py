@@ -13,7 +13,7 @@ import numpy as np
 
 from .core import atomic_write, text_table, writable_dir
 from .catalog import datasets_table
-from .training import check_setting
+from .config import check_setting
 from .runs import load_run
 from .store import ResultsDB
 from .sweeps import run_sweep

@@ -18,8 +18,9 @@ from threadpoolctl import threadpool_limits
 
 from .core import check_seed, DisentlitError, progress_bar
 from .data import GroundTruthData, XYSquares
-from .models import check_precision, kl_normal, PRECISIONS
-from .training import RunConfig
+from .core import check_precision, PRECISIONS
+from .models import kl_normal
+from .config import RunConfig
 from .runs import load_run
 from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
                                modularity_explicitness, sap, standardise_columns)

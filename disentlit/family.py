@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import DisentlitError
+from .core import check_precision, DisentlitError
 from .data import GroundTruthData
-from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_network, check_obs_shape, check_precision,
+from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_network, check_obs_shape,
                               check_weight, count, DecoderConv64, DecoderFC, EncoderConv64, EncoderFC, init_glorot,
                               kl_normal, native_bf16, own_params, param, reparameterise, VAE, weight)
 

@@ -12,11 +12,12 @@ import torch
 import torch.nn.functional as F
 
 from .core import DisentlitError
-from .distances import mse, pairwise, pairwise_by_pair
+from .data import GroundTruthData
+from .distances import dataset_report, mse, pairwise, pairwise_by_pair
 
 # %% auto #0
 __all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedLoss', 'AugmentedDistance',
-           'box_blur_loss', 'get_loss']
+           'box_blur_loss', 'get_loss', 'distance_report']
 
 # %% ../nbs/04_losses.ipynb #78d44ca9
 class ReconLoss:
@@ -55,7 +56,10 @@ class MSELoss(ReconLoss):
     @property
     def params(self) -> dict: return {} if self.scale == 1 else dict(scale=self.scale)
     def __call__(self, out, x): return mse(out, x) if self.scale == 1 else self.scale * mse(out, x)
-    def distance(self, x_a, x_b): return mse(x_a, x_b) if self.scale == 1 else self.scale * mse(x_a, x_b)
+    @property
+    def distance(self) -> Callable:
+        "02's `mse` itself at scale 1 (so `d_pcv` takes its exact uint8 path), else the MSE times `scale`."
+        return mse if self.scale == 1 else lambda x_a, x_b: self.scale * mse(x_a, x_b)
 
 
 # %% ../nbs/04_losses.ipynb #77d7b98f
@@ -190,3 +194,15 @@ def get_loss(
         raise DisentlitError(f"loss {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                              f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
     return LOSSES[name](**params)
+
+# %% ../nbs/04_losses.ipynb #673ffdf6
+def distance_report(
+    data: GroundTruthData, # the dataset
+    loss: str = "mse", # the loss's name: 'mse', 'bce' or 'box_blur'
+    pairs: int = 50_000, # pairs per row of Table A1
+    seed=0, # the seed of the samples
+    progress: bool = False, # show a progress bar
+    **params, # the loss's parameters
+) -> dict:
+    "Table A1 and the traversal Spearman correlation of `data` under the perceived distance of loss `loss`."
+    return dataset_report(data, get_loss(loss, **params).distance, pairs, seed=seed, progress=progress)

@@ -16,16 +16,15 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .core import check_positive, DisentlitError
+from .core import check_positive, check_precision, DisentlitError, PRECISION_CHOICES, PRECISIONS
 from .data import GroundTruthData
 from .distances import mse
 
 # %% auto #0
-__all__ = ['MAX_LATENTS', 'PRECISIONS', 'PRECISION_CHOICES', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64',
-           'DecoderConv64', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal',
-           'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16',
-           'check_precision', 'check_weight', 'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE',
-           'AdaGVAE', 'AdaMLVAE']
+__all__ = ['MAX_LATENTS', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64', 'DecoderConv64', 'check_obs_shape',
+           'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
+           'average_gvae', 'average_mlvae', 'adam', 'native_bf16', 'check_weight', 'param', 'weight', 'count',
+           'own_params', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -225,19 +224,6 @@ def native_bf16(
     if device.type == "cuda": return torch.cuda.is_bf16_supported(including_emulation=False)
     caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
-
-# %% ../nbs/03a_models.ipynb #80a645c0
-PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
-PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 on a CPU with native bf16, else fp32
-
-def check_precision(
-    precision, # the value given
-    accepted: tuple = PRECISION_CHOICES, # what is accepted here
-    name: str = "precision", # what to call it in the error message
-) -> str:
-    "`precision` if it is one of `accepted`; `DisentlitError` naming them otherwise."
-    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
-    return precision
 
 # %% ../nbs/03a_models.ipynb #e00e8e5c
 def check_weight(

@@ -23,12 +23,12 @@ from .catalog import get_dataset
 from .models import AE
 from .family import framework_for
 from .losses import get_loss
-from .training import fit, Recorder, resolve_precision, RunConfig
+from .config import RunConfig, same_run, RESUMABLE   # (same_run, RESUMABLE: where they were first)
+from .training import fit, Recorder, resolve_precision
 
 # %% auto #0
-__all__ = ['CONFIG_FORMAT', 'RESUMABLE', 'CHECKPOINT_FORMAT', 'run_lock', 'write_config', 'read_config', 'same_run',
-           'save_checkpoint', 'read_checkpoint', 'checkpoint_config', 'read_log', 'read_curve', 'RunDir', 'load_state',
-           'build_run', 'train', 'load_run']
+__all__ = ['CONFIG_FORMAT', 'CHECKPOINT_FORMAT', 'run_lock', 'write_config', 'read_config', 'save_checkpoint', 'read_checkpoint',
+           'checkpoint_config', 'read_log', 'read_curve', 'RunDir', 'load_state', 'build_run', 'train', 'load_run']
 
 # %% ../nbs/05b_runs.ipynb #796d5600
 def _try_lock(f) -> bool:
@@ -85,14 +85,6 @@ def read_config(run_dir: str | Path,     # a run directory
         raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")
     try: return RunConfig.from_dict({k: v for k, v in d.items() if k not in ("format", "version")})
     except (DisentlitError, AttributeError): raise DisentlitError(f"corrupt run config {path}") from None
-
-# %% ../nbs/05b_runs.ipynb #a40d65a8
-RESUMABLE = ("steps", "checkpoint_every", "eval_every", "log_every", "compile", "metrics", "metric_params")
-
-def same_run(a: RunConfig, b: RunConfig) -> bool:
-    "Whether `a` and `b` describe the same run: equal but in the settings a resumed run may change (`RESUMABLE`)."
-    keep = lambda c: {k: v for k, v in c.to_dict().items() if k not in RESUMABLE}
-    return keep(a) == keep(b)
 
 # %% ../nbs/05b_runs.ipynb #8d1a4816
 CHECKPOINT_FORMAT = 2              # checkpoint.pt: format 1 (disentlit 0.0.1 at 1c69d78) held a fingerprint
@@ -187,14 +179,13 @@ class _AppendLog:
 class RunDir(Recorder):
     "A run directory for `fit`: held by this process, resumed from its checkpoint, written as the run goes."
     def __init__(self,
-                 out_dir: str | Path, # the run directory (made if needed)
-                 config: RunConfig):  # the run: everything `fit` does not know of it (dataset, framework, loss)
-        self.out_dir, self.config, self.path = Path(out_dir), config, None
+                 out_dir: str | Path): # the run directory (made if needed)
+        self.out_dir, self.config, self.path = Path(out_dir), None, None
         self.state, self.file, self.step = None, None, 0               # the checkpoint resumed, the log, its step
 
     @contextlib.contextmanager
     def open(self, config: RunConfig):
-        self.config = dataclasses.replace(self.config, precision=config.precision)     # 'auto', as it resolved
+        self.config = config                                  # the run, whole: 'auto' precision as it resolved
         with run_lock(writable_dir(self.out_dir, "run directory")) as out:
             self.path = str(out)
             try: yield self
@@ -307,7 +298,7 @@ def build_run(config: RunConfig,     # the run
 # %% ../nbs/05b_runs.ipynb #0001cc2a
 def train(config: RunConfig,         # the run
           out_dir: str | Path,       # its run directory: made, or resumed when it holds this run's checkpoint
-          device=None,               # default: cuda when there is one, else cpu
+          device=None,               # where it trains if not `config.device`
           progress: bool = True,     # a progress bar on stderr
           allocator: bool = True,    # tune glibc's allocator first (`tune_allocator`)
           evaluator: Callable | None = None,  # what scores the learning curve when `config.eval_every` is set
@@ -316,10 +307,8 @@ def train(config: RunConfig,         # the run
     """Train the run `config` describes into the run directory `out_dir`: `fit`, with the directory as its recorder.
     Everything is checked before the directory is made. Returns `fit`'s result."""
     framework, data = built or build_run(config)
-    settings = {k: getattr(config, k) for k in ("steps", "batch_size", "lr", "seed", "precision", "channels_last",
-                                                "resident", "eval_every", "log_every", "compile")}
-    return fit(framework, data, **settings, device=device, progress=progress, allocator=allocator,
-               evaluator=evaluator, recorder=RunDir(out_dir, config))
+    return fit(framework, data, config, device=device, progress=progress, allocator=allocator, evaluator=evaluator,
+               recorder=RunDir(out_dir))
 
 # %% ../nbs/05b_runs.ipynb #5e563b0b
 def load_run(run_dir: str | Path,    # a run directory written by `train`

@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from fastcore.basics import patch
 
 from .core import DisentlitError, lease_seconds, strict_json, write_csv
-from .training import RunConfig
+from .config import RunConfig
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB', 'flat_settings']

@@ -184,6 +184,8 @@ CASES = [
     C("train", *TINY, "--batch-size", "100000", says="batch size must be an integer in 1..4096"),
     C("train", *TINY, "--seed", "-1", says="--seed must be"), C("train", *TINY, "--seed", str(2 ** 70), says="--seed must be"),
     C("train", *TINY, "--precision", "fp8", says="accepted: auto, fp32, bf16"),
+    C("train", *TINY, "--device", "tpu", says="unknown device 'tpu'; accepted: cpu, cuda, cuda:N, mps"),
+    C("train", *TINY, "--metric-param", "mig={oops", says="not valid JSON"),
     C("train", *TINY, "--param", "gamma=2", says="has no parameter 'gamma'"),
     C("train", *TINY, "--param", "obs_shape=3", says="has no parameter 'obs_shape'"),
     C("train", *TINY, "--param", "beta", says="KEY=VALUE"),

@@ -35,7 +35,7 @@ def test_no_host_sync_between_log_points_on_cuda():
 def test_a_nonfinite_step_is_no_update_on_cuda():
     data = XYObject()
     fw = small(data)
-    r = fit(fw, data, 6, batch_size=8, device="cuda", resident=True, progress=False)
+    r = fit(fw, data, RunConfig(steps=6, batch_size=8, resident=True), device="cuda", progress=False)
     before = [p.detach().clone() for p in fw.parameters()]
     opts = fw.configure_optimisers(1e-3)
     batch = data.batch(np.arange(8), device="cuda") * float("nan")
@@ -69,7 +69,8 @@ def test_as_encode_autocasts_on_the_gpu():
 def test_auto_precision_is_fp32_on_the_gpu():
     "On CUDA `auto` resolves to float32 (bf16 measured 0.84x its speed on an H200: results/gpu/bench_train.json)."
     data = XYObject()
-    r = fit(small(data), data, 2, batch_size=8, device="cuda", precision="auto", resident=True, progress=False)
+    r = fit(small(data), data, RunConfig(steps=2, batch_size=8, precision="auto", resident=True), device="cuda",
+            progress=False)
     assert (r["status"], r["precision"]) == ("done", "fp32")
 
 
@@ -77,8 +78,8 @@ def test_a_compiled_run_on_cuda_records_every_step():
     """`--compile` on CUDA (CUDA graphs) trains as the eager run does and records each step's own logs: its first try
     on an H100 stopped with "accessing tensor output of CUDAGraphs that has been overwritten" (results/gpu/README.md)."""
     data = XYObject()
-    run = lambda **kw: fit(small(data), data, 8, batch_size=16, device="cuda", resident=True, log_every=8,
-                           progress=False, **kw)
+    run = lambda **kw: fit(small(data), data, RunConfig(steps=8, batch_size=16, resident=True, log_every=8, **kw),
+                           device="cuda", progress=False)
     eager, compiled = run(), run(compile=True)
     assert compiled["status"] == "done" and len(compiled["history"]) == 8
     losses = [h["loss"] for h in eager["history"]]

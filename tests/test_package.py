@@ -88,18 +88,27 @@ def _imported_modules(path: Path) -> set[str]:
 def test_no_module_imports_a_later_one():
     "The import graph follows the notebooks: a reader going top to bottom never meets a name before its definition."
     order = _module_order()
-    assert list(order)[:12] == ["core", "factors", "data", "data_files", "datasets", "catalog", "distances", "models",
-                                "family", "losses", "training", "runs"], order
+    assert list(order)[:13] == ["core", "factors", "data", "data_files", "datasets", "catalog", "distances", "models",
+                                "family", "losses", "config", "training", "runs"], order
     later = {f"{p.stem} imports {m}": (order[p.stem], order[m]) for p in (ROOT / "disentlit").glob("*.py") if p.stem in order
              for m in _imported_modules(p) if m in order and order[m] >= order[p.stem] and m != p.stem}
     assert not later, f"imports of a module from a later notebook: {later}"
 
 
 def test_core_imports_no_torch():
-    "`disentlit.core` (errors, settings, files, progress, JSON, tables) loads without torch, and so does the CLI module."
-    code = "import sys, disentlit.core, disentlit.cli; sys.exit('torch' in sys.modules)"
+    """`disentlit.core` (errors, settings, files, progress, JSON, tables) loads without torch, and so do the CLI module,
+    the run description (`config`), the results store and the sweeps' spec parsing (`specs`)."""
+    code = ("import sys, disentlit.core, disentlit.cli, disentlit.config, disentlit.store, disentlit.specs; "
+            "sys.exit('torch' in sys.modules)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr or "importing disentlit.core (or disentlit.cli) imported torch"
+    assert p.returncode == 0, p.stderr or "importing core, cli, config, store or specs imported torch"
+
+
+def test_the_run_description_and_the_store_import_only_torch_free_modules():
+    "What `config`, `specs` and `store` import (the package's modules) is torch-free too, by the notebooks' order."
+    allowed = {"core", "config", "specs", "store"}
+    for mod in ("config", "specs", "store"):
+        assert _imported_modules(ROOT / "disentlit" / f"{mod}.py") <= allowed, mod
 
 
 def test_no_module_is_long():

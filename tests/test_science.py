@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from disentlit.sweeps import PILOT_SEEDS, expand_spec, load_spec
+from disentlit.specs import PILOT_SEEDS, expand_spec, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))

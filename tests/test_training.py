@@ -93,7 +93,7 @@ def test_the_logs_survive_a_loss_that_reuses_its_output_memory():
     from disentlit.training import fit
     data = XYObject()
     build = lambda: get_framework("betavae", obs_shape=data.obs_shape, latents=3, model="fc", width=32, seed=1)
-    eager = fit(build(), data, 6, batch_size=8, log_every=6, progress=False)
+    eager = fit(build(), data, RunConfig(steps=6, batch_size=8, log_every=6), progress=False)
     fw, static = build(), {}
     loss = fw.loss
     def reusing(batch, generator=None):
@@ -101,7 +101,22 @@ def test_the_logs_survive_a_loss_that_reuses_its_output_memory():
         for k, v in logs.items(): static.setdefault(k, torch.empty_like(v)).copy_(v.detach())
         return total, dict(static)
     fw.loss = reusing
-    reused = fit(fw, data, 6, batch_size=8, log_every=6, progress=False)
+    reused = fit(fw, data, RunConfig(steps=6, batch_size=8, log_every=6), progress=False)
     losses = [h["loss"] for h in eager["history"]]
     assert len(set(losses)) == len(losses) == 6                  # distinct steps: a stale copy would show
     assert [h["loss"] for h in reused["history"]] == losses
+
+
+def test_a_committed_run_directory_keeps_its_run_id_and_resumes_as_the_same_run():
+    """A run directory in results/ (written before `RunConfig` moved and grew `device`) loads with today's code, has
+    the run id it is named by, and its checkpoint's configuration is the same run as its config.json."""
+    from pathlib import Path
+    from disentlit.runs import checkpoint_config, read_config, same_run
+    dirs = sorted((Path(__file__).resolve().parents[1] / "results").glob("*_runs/*/config.json"))
+    assert len(dirs) >= 4, dirs
+    for path in dirs:
+        config = read_config(path.parent)
+        assert config.run_id == path.parent.name and config.device is None
+        if (path.parent / "checkpoint.pt").exists():
+            state = read_checkpoint(path.parent / "checkpoint.pt")
+            assert same_run(checkpoint_config(state, path.parent), config)
