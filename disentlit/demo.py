@@ -138,9 +138,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums }
 {% endfor %}</table>
 {%- endmacro %}
 <h1>{{ title }}</h1>
+<p class="conclusion">{{ conclusion }}</p>
 <p class="cite">A run of the argument of {{ paper.authors }}, <a href="{{ paper.url }}"><cite>{{ paper.title }}</cite></a>,
 {{ paper.venue }} ({{ paper.link }}).</p>
-<p class="conclusion">{{ conclusion }}</p>
 {{ show_figure(headline) }}
 {% for s in sections %}<section id="{{ s.id }}"><h2>{{ s.title }}</h2>
 {% for b in s.blocks %}{% if b.kind == "p" %}<p>{{ b.text }}</p>
