@@ -305,13 +305,15 @@ def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
 
 @needs_chromium
 def test_site_in_a_real_browser(site, tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "docs_check.py"), "--site", str(site), "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600)
+    "Every page in the browser (`make docs-check`'s check; the whole-page screenshots, for a reader, left out)."
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "docs_check.py"), "--site", str(site), "--out", str(tmp_path),
+                        "--first-screen"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     from docs_check import site_pages
     for name in site_pages(site):
         assert (tmp_path / f"{name}.png").stat().st_size > 20_000, f"no screenshot of {name}"
-        assert (tmp_path / f"{name}-full.jpg").exists()
+        assert (tmp_path / f"{name}-390px.png").stat().st_size > 10_000, f"no phone screenshot of {name}"
+        assert not (tmp_path / f"{name}-full.jpg").exists()
 
 
 @needs_chromium
@@ -341,6 +343,8 @@ def test_browser_rules_flag_cut_entries_overflow_and_images_that_do_not_load(sit
     assert any(p.startswith("overflow: 01a_factors at 390 px: printed output ") for p in found), found
     assert result["overflow"]["1280 px"]["cut"] > 0 and result["overflow"]["390 px"]["cut"] > 0
     assert any("did not load" in p and "missing.png" in p for p in found), found
+    shots = tmp_path / "shots"                                # the page's top at each width, and the whole page
+    assert {f.name for f in shots.iterdir()} == {"01a_factors.png", "01a_factors-390px.png", "01a_factors-full.jpg"}
 
 
 @needs_chromium

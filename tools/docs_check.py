@@ -1,7 +1,7 @@
 """Check the built documentation site: first as files (no browser needed), then in a real browser (headless Chromium
 driven by Playwright).
 
-    python tools/docs_check.py [--site _site] [--out _site_check] [--static]
+    python tools/docs_check.py [--site _site] [--out _site_check] [--static] [--first-screen]
 
 Every problem is one line that starts with the name of its rule; the exit status is 1 when there is any.
 
@@ -42,9 +42,10 @@ In the browser (`browser_check`): every page answers 200 without console errors,
 widths, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
 and again at a 390 px phone's): no code, printed output, API table, table, equation or image reaches past the content
 column or hides part of itself behind a sideways scroll bar, and no page scrolls sideways; a screenshot of every page
-(its top and the whole page at 1280 px, its top at 390 px) goes to --out. Then a reader's walk (`_walk`), on the site
-served and opened as files (file://): every sidebar entry clicked from the landing page opens its page, and a search
-for "box blur" gives a result that opens a page.
+(its top and, unless --first-screen, the whole page at 1280 px, its top at 390 px) goes to --out. Then a reader's walk
+(`_walk`), on the site served and opened as files (file://): every sidebar entry (as files: the first, a middle and
+the last), clicked in turn from the page the last one opened, opens its page, and a search for "box blur" gives a
+result that opens a page.
 """
 from __future__ import annotations
 
@@ -545,7 +546,7 @@ MATHJAX_IDLE = "!window.MathJax || (MathJax.Hub && MathJax.Hub.queue.pending ===
 
 def _open(page, url):
     "Load `url` and wait until MathJax (when the page uses it) has typeset every equation."
-    resp = page.goto(url, wait_until="networkidle")
+    resp = page.goto(url, wait_until="load")                    # the pages are self-contained: "load" has everything
     page.wait_for_function(MATHJAX_IDLE, timeout=90_000)        # generous: a busy two-core machine is slow to typeset
     return resp
 
@@ -608,19 +609,24 @@ def _local(href: str, base: str) -> bool:
     return href.startswith(base)
 
 
-def _walk(page, base: str, problems: list, mode: str):
-    """What a reader does first: from the landing page, click every entry of the sidebar (each must open its page), then
-    type in the search box and click the first result (it must open a page of the site)."""
+def _walk(page, base: str, problems: list, mode: str, every: bool = True):
+    """What a reader does first: from the landing page, click every entry of the sidebar in turn, each from the page the
+    last one opened (each must open its page), then type in the search box and click the first result (it must open a
+    page of the site). With `every` False, the first, a middle and the last entry only (the site opened as files: its
+    links are the same relative ones the served walk clicked, and the static links rule found every file)."""
     _open(page, base + "index.html")
     entries = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
                                         "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
+    entries = [(text, href) for text, href in entries if href and not href.startswith("#")]
+    if not every and len(entries) > 3: entries = [entries[0], entries[len(entries) // 2], entries[-1]]
     clicked = 0
     for text, href in entries:
-        if not href or href.startswith("#"): continue
-        page.goto(base + "index.html", wait_until="domcontentloaded")   # the sidebar is there: no need to wait for more
         want = urljoin(base + "index.html", href).split("#")[0]
         try:
-            page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first.click(timeout=10_000)
+            link = page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first
+            if not link.is_visible():      # not in this page's sidebar as the landing page shows it: from there, then
+                page.goto(base + "index.html", wait_until="domcontentloaded")
+            link.click(timeout=10_000)
             page.wait_for_load_state("domcontentloaded")
             ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
         except Exception: ok = False
@@ -641,9 +647,11 @@ def _walk(page, base: str, problems: list, mode: str):
     return clicked
 
 
-def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
-    """Every page served over HTTP (console, images, links, figures, equations, screenshots), then the reader's walk
-    (`_walk`) on the site served and opened as files (file://, as `make docs` says one may)."""
+def browser_check(site: Path, out: Path, only: set | None = None, full: bool = True) -> dict:
+    """Every page served over HTTP (console, images, links, figures, equations, screenshots: the first screen at each
+    width, and with `full` the whole page), then the reader's walk (`_walk`) on the site served and opened as files
+    (file://, as `make docs` says one may). Each page is loaded once and measured at both widths (the window resized:
+    the layout follows the width, as in a browser window made narrower)."""
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in site_pages(site) if only is None or n in only]
@@ -687,19 +695,20 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 equations += maths
                 shot = out / f"{name.replace('/', '_')}.png"
                 page.screenshot(path=str(shot))
-                full = out / f"{name.replace('/', '_')}-full.jpg"
-                page.screenshot(path=str(full), full_page=True, type="jpeg", quality=60)
-                shots += [str(shot), str(full)]
+                shots.append(str(shot))
+                if full:
+                    whole = out / f"{name.replace('/', '_')}-full.jpg"
+                    page.screenshot(path=str(whole), full_page=True, type="jpeg", quality=60)
+                    shots.append(str(whole))
                 report[name] = dict(images=len(images), equations=maths)
-            phone = browser.new_page(viewport={"width": WIDTHS[1], "height": 844})   # every page again, on a phone
-            for name in names:
-                _open(phone, urljoin(base, name + ".html"))
-                found = phone.evaluate(_OVERFLOW)
+                page.set_viewport_size({"width": WIDTHS[1], "height": 844})         # the same page on a phone
+                page.wait_for_function(f"window.innerWidth === {WIDTHS[1]}")
+                found = page.evaluate(_OVERFLOW)
                 problems += overflow_problems(name, WIDTHS[1], found)
                 overflow[WIDTHS[1]][name] = found
-                phone.screenshot(path=str(shot := out / f"{name.replace('/', '_')}-{WIDTHS[1]}px.png"))
+                page.screenshot(path=str(shot := out / f"{name.replace('/', '_')}-{WIDTHS[1]}px.png"))
                 shots.append(str(shot))
-            phone.close()
+                page.set_viewport_size({"width": WIDTHS[0], "height": 900})
             for link in sorted(links):
                 r = page.request.get(link)
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
@@ -709,7 +718,7 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
             if only is None or "index" in only:
                 for mode, root in (("served", base), ("files", site.resolve().as_uri() + "/")):
                     errors.clear()
-                    walked[mode] = _walk(page, root, problems, mode)
+                    walked[mode] = _walk(page, root, problems, mode, every=mode == "served")
                     # a request cut short by the walk's next click is not an error of the site (each page's loads are
                     # checked served, above), nor is the favicon, which browsers do not load from file://
                     real = [e for e in errors if not e.startswith("request failed: ")]
@@ -726,10 +735,10 @@ def browser_check(site: Path, out: Path, only: set | None = None) -> dict:
                 sidebar_clicks=walked, overflow=summary, problems=problems, screenshots=shots)
 
 
-def check(site: Path, out: Path, browser: bool = True) -> dict:
+def check(site: Path, out: Path, browser: bool = True, full: bool = True) -> dict:
     result = static_check(site)
     if browser:
-        b = browser_check(site, out)
+        b = browser_check(site, out, full=full)
         result = dict(b, problems=list(dict.fromkeys(result["problems"] + b["problems"])))
     return result
 
@@ -738,6 +747,6 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     site = Path(args[args.index("--site") + 1]) if "--site" in args else ROOT / "_site"
     out = Path(args[args.index("--out") + 1]) if "--out" in args else ROOT / "_site_check"
-    result = check(site, out, browser="--static" not in args)
+    result = check(site, out, browser="--static" not in args, full="--first-screen" not in args)
     print(json.dumps(result, indent=1))
     sys.exit(1 if result["problems"] else 0)
