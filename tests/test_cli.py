@@ -55,65 +55,6 @@ def test_bench_train_reports_step_and_allocator_ratios(cli):
         assert r["allocator_speedup"] == pytest.approx(r["untuned_betavae_step_ms"] / r["betavae_step_ms"], rel=0.01)
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    "`disentlit demo --steps 10 --json`, once for the tests that read its report: (exit status, stdout, stderr, folder)."
-    import os
-    home = tmp_path_factory.mktemp("demo")
-    env = dict(os.environ, DISENTLIT_DATA=str(home / "data"))
-    p = subprocess.run(["disentlit", "demo", "--out", str(home / "demo"), "--steps", "10", "--json"],
-                       capture_output=True, text=True, timeout=900, env=env)
-    return p.returncode, p.stdout, p.stderr, home / "demo"
-
-
-def test_demo_writes_its_report(demo_run):
-    code, out, err, demo = demo_run
-    assert code == 0, err
-    r = json.loads(out)                                            # stdout: one JSON object; the narration is on stderr
-    assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
-    assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
-    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
-        png = demo / f"{name}.png"
-        assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    html = (demo / "index.html").read_text()
-    srcs = re.findall(r'<img src="([^"]+)"', html)
-    assert len(srcs) >= 8, srcs                 # headline, dataset, overlap, reconstructions, 2 traversals, figures
-    for src in srcs:
-        assert (demo / src).exists(), f"index.html shows a missing file: {src}"
-        assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
-    assert r["conclusion"] in html.replace("&#39;", "'") and "one seed each: no interval" in r["conclusion"]
-    assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
-
-
-@needs_chromium
-def test_demo_report_in_a_browser(demo_run):
-    """The report as a reader opens it (file://, headless Chromium): every image loads, every figure has a caption that
-    is also its alt text, the conclusion comes first, and the page reads in one column without sideways scrolling."""
-    from playwright.sync_api import sync_playwright
-    code, _, err, demo = demo_run
-    assert code == 0, err
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                           "--no-first-run"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto((demo / "index.html").as_uri(), wait_until="load")
-        images = page.eval_on_selector_all("img", "els => els.map(e => [e.getAttribute('src'), e.complete, "
-                                           "e.naturalWidth, e.alt, e.closest('figure') && "
-                                           "e.closest('figure').querySelector('figcaption').textContent])")
-        first = page.eval_on_selector("body > p", "e => e.className")
-        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
-        page.screenshot(path=str(demo / "report.png"), full_page=True)
-        browser.close()
-    assert not errors, errors
-    assert first == "conclusion"
-    assert images and all(done and width > 0 for _, done, width, _, _ in images), images
-    assert all(alt and caption and alt == caption.strip() and len(caption) > 40 for _, _, _, alt, caption in images)
-    assert not wide
-
-
 def test_distances_json_schema_and_values(cli):
     code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
                          "--pairs", "1000", "--seed", "3", "--json")

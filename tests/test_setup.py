@@ -2,6 +2,7 @@
 wheels made here (no network), and `make demo` in a fresh clone with a fresh virtual environment."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from chromium import CHROMIUM, needs_chromium          # skipped without Chromium, saying how to get it
 from conftest import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,10 +95,12 @@ def test_gpu_detection_can_be_forced(monkeypatch):
         assert install_torch.has_nvidia_gpu() is want
 
 
-def test_make_demo_in_a_fresh_clone(tmp_path):
-    """`make demo` from a copy of the repository: it makes the venv, installs a CPU torch, runs the demo, leaves no
-    litter outside what .gitignore covers; a second `make install` reuses the venv and keeps its torch."""
-    if not shutil.which("make"): pytest.skip("no make on this machine")
+@pytest.fixture(scope="module")
+def fresh_demo(tmp_path_factory):
+    """`make demo` from a copy of the repository, once for the tests that read it: it makes the venv, installs a CPU
+    torch and runs the demo (10 steps, --json). Where this machine cannot make a fresh venv offline (no make, no CPU
+    torch without the network) the demo runs from this venv instead (`why_not` says why), so its report is still tested."""
+    tmp_path = tmp_path_factory.mktemp("fresh")
     src = tmp_path / "clone"
     copy_checkout(ROOT, src)
     subprocess.run(["git", "init", "-q"], cwd=src, check=True)
@@ -105,11 +109,28 @@ def test_make_demo_in_a_fresh_clone(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "DISENTLIT_"))}
     env.update(DISENTLIT_GPU="0", DISENTLIT_TORCH_CPU_INDEX=UNREACHABLE, DISENTLIT_DATA=str(tmp_path / "data"),
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(Path(sys.executable).parent))))
+    make, why_not = ["make", f"PYTHON={sys.executable}"], None
     offline = install_torch.dry_run("torch==2.13.0", ["--ignore-installed", "--no-deps"])
-    if not (offline and install_torch.installs(offline).get("torch", "").endswith("+cpu")):
-        pytest.skip("this machine offers no CPU build of torch without the network")
-    make = ["make", f"PYTHON={sys.executable}"]
-    p = subprocess.run(make + ["demo", "DEMO_ARGS=--steps 3 --quiet"], cwd=src, env=env, capture_output=True, text=True, timeout=1500)
+    if not shutil.which("make"): why_not = "no make on this machine"
+    elif not (offline and install_torch.installs(offline).get("torch", "").endswith("+cpu")):
+        why_not = "this machine offers no CPU build of torch without the network"
+    args = ["--steps", "10", "--json"]
+    if why_not:
+        cmd, cwd = ["disentlit", "demo", "--out", str(src / "demo"), *args], src
+        p = subprocess.run(cmd, cwd=cwd, env=dict(os.environ, DISENTLIT_DATA=str(tmp_path / "data")),
+                           capture_output=True, text=True, timeout=900)
+    else:
+        p = subprocess.run(make + ["demo", f"DEMO_ARGS={' '.join(args)}"], cwd=src, env=env, capture_output=True,
+                           text=True, timeout=1500)
+    p.demo, p.src, p.env, p.make, p.why_not = src / "demo", src, env, make, why_not
+    return p
+
+
+def test_make_demo_in_a_fresh_clone(fresh_demo):
+    """`make demo` from a copy of the repository: it makes the venv, installs a CPU torch, runs the demo, leaves no
+    litter outside what .gitignore covers; a second `make install` reuses the venv and keeps its torch."""
+    if fresh_demo.why_not: pytest.skip(fresh_demo.why_not)
+    p, src, env, make = fresh_demo, fresh_demo.src, fresh_demo.env, fresh_demo.make
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     venv_python = src / ".venv" / "bin" / "python"
     assert venv_python.exists() and "install_torch:" in p.stderr and "cannot be reached" in p.stderr, p.stderr[-2000:]
@@ -122,3 +143,52 @@ def test_make_demo_in_a_fresh_clone(tmp_path):
     p = subprocess.run(make + ["install"], cwd=src, env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "already installed, kept" in p.stderr, p.stderr[-2000:]
     assert (venv_python.resolve().stat().st_ino, (src / ".venv" / "pyvenv.cfg").stat().st_mtime) == before
+
+
+def test_demo_writes_its_report(fresh_demo):
+    "The demo's report, from `make demo` in the fresh clone (`fresh_demo`)."
+    code, out, err, demo = fresh_demo.returncode, fresh_demo.stdout, fresh_demo.stderr, fresh_demo.demo
+    assert code == 0, err
+    r = json.loads(out.strip().splitlines()[-1])    # the demo's stdout: one JSON object (after make's echo of it)
+    assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
+    assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
+    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
+        png = demo / f"{name}.png"
+        assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (demo / "index.html").read_text()
+    srcs = re.findall(r'<img src="([^"]+)"', html)
+    assert len(srcs) >= 8, srcs                 # headline, dataset, overlap, reconstructions, 2 traversals, figures
+    for src in srcs:
+        assert (demo / src).exists(), f"index.html shows a missing file: {src}"
+        assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
+    assert r["conclusion"] in html.replace("&#39;", "'") and "one seed each: no interval" in r["conclusion"]
+    assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
+
+
+@needs_chromium
+def test_demo_report_in_a_browser(fresh_demo):
+    """The report as a reader opens it (file://, headless Chromium): every image loads, every figure has a caption that
+    is also its alt text, the conclusion comes first, and the page reads in one column without sideways scrolling."""
+    from playwright.sync_api import sync_playwright
+    code, err, demo = fresh_demo.returncode, fresh_demo.stderr, fresh_demo.demo
+    assert code == 0, err
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                           "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((demo / "index.html").as_uri(), wait_until="load")
+        images = page.eval_on_selector_all("img", "els => els.map(e => [e.getAttribute('src'), e.complete, "
+                                           "e.naturalWidth, e.alt, e.closest('figure') && "
+                                           "e.closest('figure').querySelector('figcaption').textContent])")
+        first = page.eval_on_selector("body > p", "e => e.className")
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+        page.screenshot(path=str(demo / "report.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
+    assert first == "conclusion"
+    assert images and all(done and width > 0 for _, done, width, _, _ in images), images
+    assert all(alt and caption and alt == caption.strip() and len(caption) > 40 for _, _, _, alt, caption in images)
+    assert not wide
