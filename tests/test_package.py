@@ -116,8 +116,8 @@ def test_the_figures_read_the_store_not_the_runs():
 def test_the_run_description_and_the_store_import_only_torch_free_modules():
     "What `config`, `specs` and `store` import (the package's modules) is torch-free too, by the notebooks' order."
     allowed = {"core", "config", "specs", "store"}
-    for mod in ("config", "specs", "store"):
-        assert _imported_modules(ROOT / "disentlit" / f"{mod}.py") <= allowed, mod
+    for mod in ("config", "specs", "store"):          # (`from disentlit import __version__` is the package's face)
+        assert _imported_modules(ROOT / "disentlit" / f"{mod}.py") - {"__version__"} <= allowed, mod
 
 
 def test_no_module_is_long():
