@@ -13,7 +13,7 @@ import numpy as np
 from .core import (DisentlitError, read_curve, read_log, remove_orphans, save_figure, writable_dir,
                             write_csv, write_json)
 from .config import read_config
-from .metrics import udr
+from .udr import udr
 from .store import curve_points, flat_settings, read_latents, ResultsDB
 from .statistics import (adjust_holm, compare, group_rows, level_key, matching, reference_level, run_kind,
                                   varied_settings)

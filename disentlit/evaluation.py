@@ -23,8 +23,8 @@ from .models import kl_normal
 from .config import RunConfig
 from .runs import load_run
 from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
-                               modularity_explicitness, relative_strength, sap, standardise_columns, udr,
-                               UDR_CORRELATIONS)
+                               modularity_explicitness, sap, standardise_columns)
+from .udr import relative_strength, udr, UDR_CORRELATIONS      # (here first)
 
 # %% auto #0
 __all__ = ['ACTIVE_KL', 'DRAWN_RATIO', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',

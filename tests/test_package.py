@@ -105,9 +105,9 @@ def test_core_imports_no_torch():
 
 
 def test_the_figures_read_the_store_not_the_runs():
-    """`analysis` (every figure of a results database) imports the store, the statistics and the metrics on arrays,
+    """`analysis` (every figure of a results database) imports the store, the statistics and UDR on arrays,
     never the runs or the models, and loads no torch: figures are a function of the store."""
-    assert _imported_modules(ROOT / "disentlit" / "analysis.py") <= {"core", "config", "metrics", "store", "statistics"}
+    assert _imported_modules(ROOT / "disentlit" / "analysis.py") <= {"core", "config", "udr", "store", "statistics"}
     code = "import sys, disentlit.analysis; sys.exit('torch' in sys.modules)"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr or "importing disentlit.analysis imported torch"
