@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import DisentlitError, remove_orphans, save_figure, writable_dir, write_csv, write_json
-from .runs import load_run, read_config, read_curve, read_log
-from .evaluation import as_encode, encode_indices, latent_kl, udr
-from .store import flat_settings, ResultsDB
-from .sweeps import curve_points
+from .core import (DisentlitError, read_curve, read_log, remove_orphans, save_figure, writable_dir,
+                            write_csv, write_json)
+from .config import read_config
+from .udr import udr
+from .store import curve_points, flat_settings, read_latents, ResultsDB
 from .statistics import (adjust_holm, compare, group_rows, level_key, matching, reference_level, run_kind,
                                   varied_settings)
 
@@ -268,27 +268,19 @@ def largest_rise(log: list[dict],    # a run's `log.jsonl` records (`read_log`)
 
 # %% ../nbs/08d_analysis.ipynb #091e9dd2
 def udr_scores(rows: list[dict],        # `results_frame`'s rows
-               runs_root: str | Path,   # their run directories
-               n: int = 1000,           # observations every run encodes (the reference's num_data_points)
-               seed: int = 0,           # of their draw, and of the Lasso
+               runs_root: str | Path,   # their run directories (`ResultsDB.runs_root`)
+               seed: int = 0,           # of the Lasso
                ) -> list[dict]:         # id, group, runs, udr
     """UDR of each run among the seeds of its configuration (two or more runs that differ only in `seed`), from the
-    latent means and KLs of the same `n` observations, read from the run directories; a run whose directory no
-    longer holds its model (a finished run kept without its checkpoint) is left out."""
+    latent means and KLs of the shared sample its directory keeps (`read_latents`); a run without them (finished
+    before runs kept them) is left out."""
     within, out = varied_settings(rows), []
     for key, group in group_rows(rows, within).items():
-        group = [r for r in group if all((Path(runs_root) / r["id"] / f).exists() for f in ("config.json",
-                                                                                             "checkpoint.pt"))]
-        if len(group) < 2: continue
-        reps, kls = [], []
-        for r in group:
-            model, data, _ = load_run(Path(runs_root) / r["id"])
-            reps.append(encode_indices(as_encode(model, channels_last=False), data, data.sample_idx(n, seed),
-                                       standardise=model.standardise))
-            kls.append(latent_kl(model, data, n=n, seed=seed))
+        kept = [(r, z) for r in group if (z := read_latents(Path(runs_root) / r["id"])) is not None]
+        if len(kept) < 2: continue
         name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
-        scores = udr(reps, kl=kls, seed=seed)["model_scores"]
-        out += [dict(id=r["id"], group=name, runs=len(group), udr=round(float(s), 6)) for r, s in zip(group, scores)]
+        scores = udr([z["means"] for _, z in kept], kl=[z["kl"] for _, z in kept], seed=seed)["model_scores"]
+        out += [dict(id=r["id"], group=name, runs=len(kept), udr=round(float(s), 6)) for (r, _), s in zip(kept, scores)]
     return out
 
 # %% ../nbs/08d_analysis.ipynb #1ba27bb6
@@ -304,6 +296,9 @@ def figures(db_path: str | Path,                      # a results database
     import matplotlib.pyplot as plt
     if runs_root is not None and not Path(runs_root).is_dir():
         raise DisentlitError(f"--runs {runs_root}: no such folder (where the run directories are)")
+    db = ResultsDB(db_path, create=False, runs_root=runs_root)     # it knows where its runs live
+    try: runs_root = db.runs_root
+    finally: db.close()
     rows = results_frame(db_path, sweep)
     if not rows:
         of = f" of sweep {sweep!r}" if sweep is not None else ""
@@ -340,7 +335,6 @@ def figures(db_path: str | Path,                      # a results database
             ax.set_xlabel(f"final {loss} reconstruction loss"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
             ax.legend(fontsize=7, frameon=False)
         save(fig, "score_vs_recon.png")
-    runs_root = Path(runs_root) if runs_root else Path(db_path).with_name(Path(db_path).stem + "_runs")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs: save(plot_training_losses(logs), "loss_curves.png")
     if udr_rows := udr_scores(rows, runs_root, seed=seed):                # a sweep-level score: seeds against seeds

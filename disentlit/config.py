@@ -13,15 +13,17 @@ import math
 import re
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, ClassVar, Sequence
 
 from fastcore.basics import patch
 from fastcore.docments import docments
 
-from .core import check_positive, check_precision, check_seed, DisentlitError
+from .core import atomic_write, check_positive, check_precision, check_seed, DisentlitError
 
 # %% auto #0
-__all__ = ['MAX_BATCH_SIZE', 'RESUMABLE', 'RunConfig', 'check_setting', 'same_run', 'add_config_flags', 'config_from_flags']
+__all__ = ['MAX_BATCH_SIZE', 'RESUMABLE', 'CONFIG_FORMAT', 'RunConfig', 'check_setting', 'same_run', 'write_config',
+           'read_config', 'add_config_flags', 'config_from_flags']
 
 # %% ../nbs/05_config.ipynb #f730ab0c
 MAX_BATCH_SIZE = 4096
@@ -136,6 +138,28 @@ def same_run(a: RunConfig, b: RunConfig) -> bool:
     "Whether `a` and `b` describe the same run: equal but in the settings a resumed run may change (`RESUMABLE`)."
     keep = lambda c: {k: v for k, v in c.to_dict().items() if k not in RESUMABLE}
     return keep(a) == keep(b)
+
+# %% ../nbs/05_config.ipynb #bc4cfaff
+CONFIG_FORMAT = 2                  # config.json: the RunConfig, with this format and the package's version
+
+def write_config(run_dir: Path, config: RunConfig):
+    "Write `config` as the run directory's `config.json`, whole or not at all."
+    from disentlit import __version__
+    text = json.dumps(dict(format=CONFIG_FORMAT, version=__version__, **config.to_dict()), indent=1)
+    atomic_write(run_dir / "config.json", lambda p: p.write_text(text), "run config")
+
+def read_config(run_dir: str | Path,     # a run directory
+                ) -> RunConfig:
+    "The configuration of a run directory, from its `config.json`; `DisentlitError` if it is not readable."
+    path = Path(run_dir) / "config.json"
+    if not path.exists(): raise DisentlitError(f"{run_dir} is not a run directory (no config.json)")
+    try: d = json.loads(path.read_text())
+    except (OSError, ValueError): raise DisentlitError(f"corrupt run config {path}") from None
+    format_ = d.get("format") if isinstance(d, dict) else None
+    if isinstance(format_, int) and format_ > CONFIG_FORMAT:
+        raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")
+    try: return RunConfig.from_dict({k: v for k, v in d.items() if k not in ("format", "version")})
+    except (DisentlitError, AttributeError): raise DisentlitError(f"corrupt run config {path}") from None
 
 # %% ../nbs/05_config.ipynb #9116f271
 def _kind(name: str) -> type:

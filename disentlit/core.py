@@ -28,7 +28,7 @@ __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'P
            'writing', 'atomic_path', 'atomic_write', 'remove_orphans', 'Terminated', 'sigterm_as_interrupt',
            'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive',
            'check_precision', 'small_text', 'writable_dir', 'finite_json', 'strict_json', 'write_json', 'write_csv',
-           'save_figure', 'text_table']
+           'save_figure', 'read_log', 'read_curve', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -385,6 +385,27 @@ def save_figure(fig, path: Path, dpi: int, **kwargs):
     import matplotlib.pyplot as plt
     try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
     finally: plt.close(fig)
+
+# %% ../nbs/00_core.ipynb #fc22d762
+def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
+             ) -> list[dict]:
+    """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
+    step): what comes after a damaged line is not trusted. [] if there is no file."""
+    path, out = Path(path), []
+    try: lines = path.read_bytes().split(b"\n") if path.exists() else []
+    except OSError as e: raise os_problem(path, e, "cannot read") from None
+    for line in filter(bytes.strip, lines):
+        try: rec = json.loads(line.decode("utf-8"))
+        except ValueError: break                                   # UnicodeDecodeError is a ValueError too
+        if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
+        out.append(rec)
+    return out
+
+def read_curve(run_dir: str | Path,      # a run directory
+               ) -> list[dict]:
+    "The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if it has none."
+    return read_log(Path(run_dir) / "curve.jsonl")
+
 
 # %% ../nbs/00_core.ipynb #ba9a56ca
 def text_table(rows: list[list[str]],     # the header row, then one row per line

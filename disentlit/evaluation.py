@@ -24,59 +24,12 @@ from .config import RunConfig
 from .runs import load_run
 from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
                                modularity_explicitness, sap, standardise_columns)
+from .udr import relative_strength, udr, UDR_CORRELATIONS      # (here first)
 
 # %% auto #0
-__all__ = ['UDR_CORRELATIONS', 'ACTIVE_KL', 'DRAWN_RATIO', 'relative_strength', 'udr', 'metric_defaults', 'metric_plan',
-           'encode_indices', 'evaluate', 'as_encode', 'evaluate_run', 'IndexData', 'factor_encoder', 'score',
-           'xysquares_reader', 'latent_kl', 'channel_recon', 'diagnose', 'scalar_metrics', 'scorer']
-
-# %% ../nbs/06b_evaluation.ipynb #9bb9dbea
-UDR_CORRELATIONS = ("lasso", "spearman")
-
-def _similarity(a, b, correlation: str, alpha: float, seed: int) -> np.ndarray:
-    "|Lasso weights| of b regressed on a, or |Spearman correlations|: (D_a, D_b)."
-    if correlation == "lasso":
-        from sklearn.linear_model import Lasso
-        return np.abs(Lasso(alpha=alpha, random_state=seed).fit(a, b).coef_).reshape(b.shape[1], a.shape[1]).T
-    from scipy.stats import rankdata
-    ra, rb = (standardise_columns(r, r)[0] for r in (rankdata(a, axis=0), rankdata(b, axis=0)))
-    return np.abs(ra.T @ rb / len(a))
-
-def relative_strength(R) -> float:
-    "How one-to-one a similarity matrix `R` (D_a, D_b) is: UDR's mean of max^2 / sum over columns and over rows."
-    R = np.asarray(R, dtype=np.float64)
-    if not R.size: return 0.0
-    side = lambda m, ax: np.where(m.sum(ax) > 0, m.max(ax) ** 2 / np.where(m.sum(ax) > 0, m.sum(ax), 1), 0).mean()
-    return float((side(R, 0) + side(R, 1)) / 2)
-
-def udr(
-    reps: Sequence, # one representation (N, D) per model, of the same N observations
-    kl: Sequence | None = None, # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
-    correlation: str = "lasso", # 'lasso' or 'spearman'
-    alpha: float = 0.1, # the Lasso's penalty
-    kl_threshold: float = 0.01, # nats
-    seed: int = 0, # the Lasso's random state
-) -> dict: # model_scores (M,), pairwise (M, M): pairwise[a, b] = UDR of model a's latents against model b's
-    "Unsupervised Disentanglement Ranking of the models of a sweep from their representations of the same observations."
-    if correlation not in UDR_CORRELATIONS:
-        raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: {', '.join(UDR_CORRELATIONS)}")
-    if len(reps) < 2: raise DisentlitError(f"udr: needs at least 2 models, got {len(reps)}")
-    reps = [check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
-    if len({len(r) for r in reps}) > 1:
-        raise DisentlitError(f"udr: every model must encode the same observations, got {[len(r) for r in reps]} rows")
-    if kl is not None and (len(kl) != len(reps) or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
-        raise DisentlitError("udr: kl must give one value per latent for every model")
-    keep = [np.ones(r.shape[1], bool) for r in reps] if kl is None else [np.asarray(k) > kl_threshold for k in kl]
-    reps = [standardise_columns(r, r)[0] * m for r, m in zip(reps, keep)]
-    M = len(reps)
-    pair = np.zeros((M, M))
-    for a in range(M):
-        for b in range(M):
-            if a != b:
-                R = _similarity(reps[a], reps[b], correlation, alpha, seed)
-                pair[a, b] = relative_strength(R[keep[a]][:, keep[b]])
-    scores = np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
-    return dict(model_scores=scores, pairwise=pair, correlation=correlation)
+__all__ = ['ACTIVE_KL', 'DRAWN_RATIO', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',
+           'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'xysquares_reader', 'latent_kl', 'channel_recon',
+           'diagnose', 'scalar_metrics', 'scorer']
 
 # %% ../nbs/06b_evaluation.ipynb #ba1e6e48
 def _factor_list(data, factors) -> np.ndarray:

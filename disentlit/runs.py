@@ -17,18 +17,20 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .core import atomic_write, DisentlitError, finite_json, os_problem, writable_dir, writing
+from .core import (atomic_write, DisentlitError, finite_json, os_problem, read_curve, read_log,
+                            writable_dir, writing)
 from .data import GroundTruthData
 from .catalog import get_dataset
 from .models import AE
 from .family import framework_for
 from .losses import get_loss
-from .config import RunConfig, same_run, RESUMABLE   # (same_run, RESUMABLE: where they were first)
+from .config import (CONFIG_FORMAT, read_config, RESUMABLE, RunConfig, same_run,   # (here first)
+                              write_config)
 from .training import fit, Recorder, resolve_precision
 
 # %% auto #0
-__all__ = ['CONFIG_FORMAT', 'CHECKPOINT_FORMAT', 'run_lock', 'write_config', 'read_config', 'save_checkpoint', 'read_checkpoint',
-           'checkpoint_config', 'read_log', 'read_curve', 'RunDir', 'load_state', 'build_run', 'train', 'load_run']
+__all__ = ['CHECKPOINT_FORMAT', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'checkpoint_config', 'RunDir', 'load_state',
+           'build_run', 'train', 'load_run']
 
 # %% ../nbs/05b_runs.ipynb #796d5600
 def _try_lock(f) -> bool:
@@ -63,28 +65,6 @@ def run_lock(run_dir: Path,     # a run directory (it exists)
         finally:
             with contextlib.suppress(OSError): path.unlink()  # removed while held: nobody can take a stale file
     finally: f.close()                                         # closing the file releases the lock
-
-# %% ../nbs/05b_runs.ipynb #052002ee
-CONFIG_FORMAT = 2                  # config.json: the RunConfig, with this format and the package's version
-
-def write_config(run_dir: Path, config: RunConfig):
-    "Write `config` as the run directory's `config.json`, whole or not at all."
-    from disentlit import __version__
-    text = json.dumps(dict(format=CONFIG_FORMAT, version=__version__, **config.to_dict()), indent=1)
-    atomic_write(run_dir / "config.json", lambda p: p.write_text(text), "run config")
-
-def read_config(run_dir: str | Path,     # a run directory
-                ) -> RunConfig:
-    "The configuration of a run directory, from its `config.json`; `DisentlitError` if it is not readable."
-    path = Path(run_dir) / "config.json"
-    if not path.exists(): raise DisentlitError(f"{run_dir} is not a run directory (no config.json)")
-    try: d = json.loads(path.read_text())
-    except (OSError, ValueError): raise DisentlitError(f"corrupt run config {path}") from None
-    format_ = d.get("format") if isinstance(d, dict) else None
-    if isinstance(format_, int) and format_ > CONFIG_FORMAT:
-        raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")
-    try: return RunConfig.from_dict({k: v for k, v in d.items() if k not in ("format", "version")})
-    except (DisentlitError, AttributeError): raise DisentlitError(f"corrupt run config {path}") from None
 
 # %% ../nbs/05b_runs.ipynb #8d1a4816
 CHECKPOINT_FORMAT = 2              # checkpoint.pt: format 1 (disentlit 0.0.1 at 1c69d78) held a fingerprint
@@ -137,25 +117,6 @@ def checkpoint_config(state: dict,           # a checkpoint's contents (`read_ch
     except DisentlitError: raise DisentlitError(f"corrupt checkpoint in {run_dir}: no run configuration") from None
 
 # %% ../nbs/05b_runs.ipynb #83986a0d
-def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
-             ) -> list[dict]:
-    """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
-    step): what comes after a damaged line is not trusted. [] if there is no file."""
-    path, out = Path(path), []
-    try: lines = path.read_bytes().split(b"\n") if path.exists() else []
-    except OSError as e: raise os_problem(path, e, "cannot read") from None
-    for line in filter(bytes.strip, lines):
-        try: rec = json.loads(line.decode("utf-8"))
-        except ValueError: break                                   # UnicodeDecodeError is a ValueError too
-        if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
-        out.append(rec)
-    return out
-
-def read_curve(run_dir: str | Path,      # a run directory
-               ) -> list[dict]:
-    "The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if it has none."
-    return read_log(Path(run_dir) / "curve.jsonl")
-
 def _truncate_log(path: Path, step: int):
     "Keep the log records of steps <= `step` (the lines a crash left after the last checkpoint go, damaged ones too)."
     if not path.exists(): return

@@ -16,13 +16,15 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
 from fastcore.basics import patch
 
-from .core import DisentlitError, lease_seconds, strict_json, write_csv
+from .core import atomic_path, DisentlitError, lease_seconds, strict_json, write_csv
 from .config import RunConfig
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'STATUSES', 'ResultsDB', 'flat_settings']
+__all__ = ['SCHEMA_VERSION', 'STATUSES', 'UDR_SAMPLE', 'LATENTS_FILE', 'runs_folder', 'ResultsDB', 'curve_points',
+           'write_latents', 'read_latents', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
 SCHEMA_VERSION = 2                  # the schema every results database has (runs with a lease's heartbeat)
@@ -59,14 +61,23 @@ def _db_problem(path: Path, e: sqlite3.Error) -> str:
         return f"{path}: the database stayed locked by another process for a minute ({text}); try again"
     return f"{path}: the database could not be written ({text})"
 
+# %% ../nbs/08a_store.ipynb #a84a27d3
+def runs_folder(db_path: str | Path,   # a results database
+                ) -> Path:
+    "Where the run directories of the database at `db_path` live by default: `DB_runs` beside it."
+    db_path = Path(db_path)
+    return db_path.with_name(db_path.stem + "_runs")
+
 # %% ../nbs/08a_store.ipynb #1a01bd99
 class ResultsDB:
     "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
 
     def __init__(self, path: str | Path,    # the database file
                  create: bool = True,       # create it if it is not there
-                 clock: Callable[[], float] = time.time):   # seconds now: the runs' times and leases (tests inject one)
+                 clock: Callable[[], float] = time.time,    # seconds now: the runs' times and leases (tests inject one)
+                 runs_root: str | Path | None = None):      # its runs' directories (default: `runs_folder(path)`)
         self.path, self.clock = Path(path), clock
+        self.runs_root = Path(runs_root) if runs_root is not None else runs_folder(self.path)
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
@@ -275,6 +286,35 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
             continue
         out.append(r)
     return out
+
+# %% ../nbs/08a_store.ipynb #7d01e934
+def curve_points(curve: list[dict]) -> list[dict]:
+    """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
+    active latents, the channels drawn and the seconds it took."""
+    return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
+                 channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
+
+# %% ../nbs/08a_store.ipynb #6f813aa8
+UDR_SAMPLE = dict(n=1000, seed=0)          # the shared sample every run encodes (the reference's num_data_points)
+LATENTS_FILE = "latents.npz"               # in a run directory: its latent means and KLs of that sample
+
+def write_latents(run_dir: str | Path,     # a finished run's directory
+                  means, kl,               # (N, D) latent means of `UDR_SAMPLE`'s observations; (D,) their mean KLs
+                  ) -> Path:
+    "Keep a run's latent means and KLs of the shared sample in its directory (atomically)."
+    def write(tmp):
+        with open(tmp, "wb") as f: np.savez(f, means=np.asarray(means, np.float32), kl=np.asarray(kl, np.float64))
+    with atomic_path(Path(run_dir) / LATENTS_FILE) as tmp: write(tmp)
+    return Path(run_dir) / LATENTS_FILE
+
+def read_latents(run_dir: str | Path,      # a run directory
+                 ) -> dict | None:
+    "A run's latent means (N, D) and KLs (D,) of the shared sample, or None if its directory has none."
+    path = Path(run_dir) / LATENTS_FILE
+    if not path.exists(): return None
+    try:
+        with np.load(path) as f: return dict(means=f["means"], kl=f["kl"])
+    except (OSError, ValueError, KeyError) as e: raise DisentlitError(f"corrupt {path}: {e}") from None
 
 # %% ../nbs/08a_store.ipynb #09919a7e
 def flat_settings(d: dict, prefix: str = "") -> dict:

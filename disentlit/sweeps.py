@@ -29,13 +29,15 @@ from .config import RunConfig
 from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as before)
 from .training import ready, resolve_device
 from .runs import build_run, read_log, train
-from .evaluation import as_encode, diagnose, evaluate, metric_plan, scalar_metrics, scorer
+from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
+                                  scalar_metrics, scorer)
 from .traversals import plot_traversal_grid, traversal_grid
-from .store import ResultsDB
+from .store import (curve_points, LATENTS_FILE, ResultsDB, runs_folder, UDR_SAMPLE,   # (curve_points:
+                              write_latents)                                          #  here first)
 
 # %% auto #0
-__all__ = ['ENGINE_OPTIONS', 'ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'curve_points', 'run',
-           'check_engine_options', 'heartbeat', 'local_engine', 'ray_engine', 'run_sweep']
+__all__ = ['ENGINE_OPTIONS', 'ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'run', 'check_engine_options', 'heartbeat',
+           'local_engine', 'ray_engine', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
@@ -68,13 +70,6 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig.tight_layout()
     return fig
 
-# %% ../nbs/08b_sweeps.ipynb #c49a6349
-def curve_points(curve: list[dict]) -> list[dict]:
-    """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
-    active latents, the channels drawn and the seconds it took."""
-    return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
-                 channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
-
 # %% ../nbs/08b_sweeps.ipynb #ad0a33d3
 def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,
             progress: bool) -> dict:
@@ -97,6 +92,15 @@ def _illustrate(config: RunConfig, model: AE, data: GroundTruthData, out_dir: Pa
         save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
                     out_dir / "traversals.png", dpi=80)
 
+# %% ../nbs/08b_sweeps.ipynb #41a1c195
+def _keep_latents(model: AE, data: GroundTruthData, out_dir: Path):
+    "The run's latent means and KLs of the shared sample (`UDR_SAMPLE`), for the figures (`write_latents`), once."
+    if (out_dir / LATENTS_FILE).exists(): return
+    n, seed = UDR_SAMPLE["n"], UDR_SAMPLE["seed"]
+    means = encode_indices(as_encode(model, channels_last=False), data, data.sample_idx(n, seed),
+                           standardise=model.standardise)
+    write_latents(out_dir, means, latent_kl(model, data, n=n, seed=seed))
+
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
@@ -117,6 +121,7 @@ def run(config: RunConfig,          # the run
     result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
     result.update(curve=curve_points(r["curve"]), **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
     _illustrate(config, model, data, out_dir)
+    _keep_latents(model, data, out_dir)
     return dict(result, metrics=scalar_metrics(scores))
 
 # %% ../nbs/08b_sweeps.ipynb #9fb6092c
@@ -341,7 +346,7 @@ def _runs_folder(db_path: Path, out_root) -> Path:
         raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
                              "is not): make the folder first")
     if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
-    out_root = Path(out_root) if out_root else db_path.with_name(db_path.stem + "_runs")
+    out_root = Path(out_root) if out_root else runs_folder(db_path)
     try:
         out_root.mkdir(parents=True, exist_ok=True)
         probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
