@@ -106,7 +106,10 @@ def fresh_demo(tmp_path_factory):
     subprocess.run(["git", "init", "-q"], cwd=src, check=True)
     subprocess.run(["git", "add", "-A"], cwd=src, check=True)
     subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.org", "commit", "-qm", "clone"], cwd=src, check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "DISENTLIT_"))}
+    # as a newcomer's shell has it: no venv, no disentlit settings, and not inside `make test` (whose MAKEFLAGS and
+    # MAKELEVEL would make this make print "Entering/Leaving directory" lines around the demo's JSON)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VIRTUAL_ENV", "DISENTLIT_")) and k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     env.update(DISENTLIT_GPU="0", DISENTLIT_TORCH_CPU_INDEX=UNREACHABLE, DISENTLIT_DATA=str(tmp_path / "data"),
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(Path(sys.executable).parent))))
     make, why_not = ["make", f"PYTHON={sys.executable}"], None
@@ -149,7 +152,9 @@ def test_demo_writes_its_report(fresh_demo):
     "The demo's report, from `make demo` in the fresh clone (`fresh_demo`)."
     code, out, err, demo = fresh_demo.returncode, fresh_demo.stdout, fresh_demo.stderr, fresh_demo.demo
     assert code == 0, err
-    r = json.loads(out.strip().splitlines()[-1])    # the demo's stdout: one JSON object (after make's echo of it)
+    objects = [line for line in out.splitlines() if line.startswith("{")]    # make echoes its commands around it
+    assert len(objects) == 1, out[-2000:]
+    r = json.loads(objects[0])                                      # the demo's stdout: one JSON object
     assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
     assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
     for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
