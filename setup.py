@@ -38,7 +38,7 @@ setuptools.setup(
     include_package_data=True,
     package_data={c["lib_path"]: ["py.typed"]},
     install_requires=words("requirements"),
-    extras_require={"dev": words("dev_requirements"), "ray": words("ray_requirements")},
+    extras_require={name: words(f"{name}_requirements") for name in ("dev", "ray", "submitit", "wandb", "tensorboard")},
     entry_points={"console_scripts": words("console_scripts"), "nbdev": [f"{c['lib_path']}={c['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

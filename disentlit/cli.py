@@ -15,9 +15,9 @@ import time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'BENCH_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets',
-           'train_config', 'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict',
-           'cmd_sweep', 'cmd_figures', 'cmd_demo']
+__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'BENCH_FLAGS', 'SWEEP_FLAGS', 'parse_params', 'command', 'build_parser', 'main',
+           'cmd_datasets', 'train_config', 'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate',
+           'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -227,6 +227,13 @@ def train_config(args):
     metric_plan(list(config.metrics), config.metric_params or None)        # unknown metrics: refused up front
     return config
 
+def _track_flag(p: argparse.ArgumentParser):
+    "`--track`, which `train` and `sweep` take."
+    p.add_argument("--track", default=None, metavar="wandb|tensorboard",
+                   help="also report the run (each run) to Weights & Biases or TensorBoard, as it trains: configuration, "
+                        "losses, learning curve, final metrics, traversal grid (an extra: pip install "
+                        "'disentlit[wandb]' or 'disentlit[tensorboard]')")
+
 # %% ../nbs/11_cli.ipynb #79374220
 def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
     "What `disentlit train` says of result `r` of run `config` in `out`: as JSON data, and as text."
@@ -248,12 +255,16 @@ def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
 
 # %% ../nbs/11_cli.ipynb #85446e75
 def cmd_train(args) -> int:
-    "`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint)."
+    """`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint),
+    reported to a tracker with `--track`."""
     from disentlit.evaluation import scorer
     from disentlit.runs import train
-    config = train_config(args)
+    from disentlit.tracking import check_tracker, tracked_train
+    config, track = train_config(args), check_tracker(args.track)
     out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
-    r = train(config, out, progress=not args.quiet, evaluator=scorer(config) if args.eval_every else None)
+    evaluator = scorer(config) if args.eval_every else None
+    r = tracked_train(config, out, track, progress=not args.quiet, evaluator=evaluator) if track else \
+        train(config, out, progress=not args.quiet, evaluator=evaluator)
     res, text = _train_report(r, config, out)
     _emit(res, args.json, text)
     if r["status"] != "done": print(f"disentlit: {r['message']}", file=sys.stderr)
@@ -278,6 +289,7 @@ def add_train_parser(t):
     with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
     t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
+    _track_flag(t)
     return t
 
 # %% ../nbs/11_cli.ipynb #069cefb0
@@ -443,28 +455,41 @@ def _add_predict(t):
     t.add_argument("--seed", type=int, default=0)
 
 # %% ../nbs/11_cli.ipynb #29c23f95
+SWEEP_FLAGS = {"--workers": dict(local="workers"), "--device": dict(local="device"),
+               "--cpus": dict(ray="num_cpus", submitit="cpus"), "--gpus": dict(ray="num_gpus", submitit="gpus"),
+               **{f"--{o.replace('_', '-')}": dict(submitit=o)
+                  for o in ("cluster", "partition", "time", "mem", "array_parallelism")}}   # flag: engine: option
+
+def _engine_flags(args) -> dict:
+    "The engine options of `sweep`'s flags; a flag of another engine refused, not ignored."
+    options = {}
+    for flag, engines in SWEEP_FLAGS.items():
+        if (v := getattr(args, flag[2:].replace("-", "_"))) is None: continue
+        if args.engine not in engines:
+            _fail(f"{flag} goes with --engine {' or '.join(engines)}, not --engine {args.engine}")
+        options[engines[args.engine]] = v
+    return options
+
 def cmd_sweep(args) -> int:
-    "`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed."
+    """`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed or
+    was put back to pending (a job that left no result: `--resume` runs it)."""
     from disentlit.sweeps import run_sweep
-    local = {"--workers": ("workers", args.workers), "--device": ("device", args.device)}
-    ray = {"--cpus": ("num_cpus", args.cpus), "--gpus": ("num_gpus", args.gpus)}
-    mine, other = (ray, local) if args.engine == "ray" else (local, ray)
-    if wrong := [flag for flag, (_, v) in other.items() if v is not None]:
-        _fail(f"{wrong[0]} goes with --engine {'local' if other is local else 'ray'}, not --engine {args.engine}")
-    options = {key: v for key, v in mine.values() if v is not None}
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.quiet, **options)
+                       progress=not args.quiet, track=args.track, **_engine_flags(args))
+    left = counts["pending"] + counts["running"]
     _emit(dict(db=str(args.db), **counts), args.json,
           f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
-          + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else ""))
-    return 0 if counts["failed"] == 0 else 1
+          + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else "")
+          + (f"\n{left} runs left: the same command with --resume runs them" if left else ""))
+    return 0 if counts["failed"] == 0 and left == 0 else 1
 
 # %% ../nbs/11_cli.ipynb #ef2516a8
 @command("sweep", "run a sweep spec into a SQLite results database (resumable)", cmd_sweep)
 def _add_sweep(w):
     w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
     w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
-    w.add_argument("--engine", default="local", metavar="local|ray", help="local (default) or ray")
+    w.add_argument("--engine", default="local", metavar="local|ray|submitit",
+                   help="local (default), ray, or submitit (Slurm job arrays)")
     w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
     w.add_argument("--runs", metavar="DIR",
                    help="where run directories go (default: RESULTS_runs next to the database)")
@@ -475,8 +500,16 @@ def _add_sweep(w):
                    help="local: runs at a time, in processes sharing the CPU threads and GPU (default 1; never more "
                         "than the runs left)")
     w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
-    w.add_argument("--cpus", type=float, default=None, help="ray: CPUs per run (default 1)")
-    w.add_argument("--gpus", type=float, default=None, help="ray: GPUs per run (default 0)")
+    w.add_argument("--cpus", type=_parse_value, default=None, help="ray: CPUs per run (default 1); submitit: per job")
+    w.add_argument("--gpus", type=_parse_value, default=None, help="ray: GPUs per run (default 0); submitit: per job")
+    w.add_argument("--cluster", default=None, metavar="slurm|local",
+                   help="submitit: slurm (default), or local (jobs as processes on this machine)")
+    w.add_argument("--partition", default=None, help="submitit: the Slurm partition (default: the cluster's)")
+    w.add_argument("--time", type=int, default=None, metavar="MINUTES", help="submitit: time per job (default 60)")
+    w.add_argument("--mem", type=float, default=None, metavar="GB", help="submitit: memory per job")
+    w.add_argument("--array-parallelism", type=int, default=None, metavar="N",
+                   help="submitit: jobs running at once (Slurm's default 256; local: this machine's CPUs / --cpus)")
+    _track_flag(w)
 
 # %% ../nbs/11_cli.ipynb #34d66818
 def cmd_figures(args) -> int:

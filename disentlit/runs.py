@@ -264,12 +264,14 @@ def train(config: RunConfig,         # the run
           allocator: bool = True,    # tune glibc's allocator first (`tune_allocator`)
           evaluator: Callable | None = None,  # what scores the learning curve when `config.eval_every` is set
           built: tuple | None = None,         # `build_run(config)`'s (framework, data), to keep the trained model
+          recorder: RunDir | None = None,     # what writes `out_dir` (default: `RunDir(out_dir)`)
           ) -> dict:
-    """Train the run `config` describes into the run directory `out_dir`: `fit`, with the directory as its recorder.
-    Everything is checked before the directory is made. Returns `fit`'s result."""
+    """Train the run `config` describes into the run directory `out_dir`: `fit`, with the directory as its recorder
+    (07b's `TrackedRunDir` also reports to a tracker). Everything is checked before the directory is made. Returns
+    `fit`'s result."""
     framework, data = built or build_run(config)
     return fit(framework, data, config, device=device, progress=progress, allocator=allocator, evaluator=evaluator,
-               recorder=RunDir(out_dir))
+               recorder=recorder or RunDir(out_dir))
 
 # %% ../nbs/05b_runs.ipynb #5e563b0b
 def load_run(run_dir: str | Path,    # a run directory written by `train`

@@ -17,7 +17,7 @@ from .config import RunConfig
 __all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'PILOT_SEEDS', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'expand_spec', 'load_spec']
 
 # %% ../nbs/08a_specs.ipynb #cfbc3ad6
-SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description")
+SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description", "engines")
 MAX_RUNS, RUN_BYTES = 100_000, 4096   # runs a spec may expand to; memory to expand and record one (about)
 
 # %% ../nbs/08a_specs.ipynb #2eab0445
@@ -30,6 +30,10 @@ def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
     name = spec.get("name")
     if not isinstance(name, str) or not name: raise DisentlitError("spec key 'name' must be a non-empty string")
     if not isinstance(spec.get("description", ""), str): raise DisentlitError("spec key 'description' must be text")
+    engines = spec.get("engines", {})
+    if not isinstance(engines, dict) or not all(isinstance(o, dict) for o in engines.values()):
+        raise DisentlitError("spec key 'engines' must map an engine's name to its settings, e.g. "
+                             "{submitit: {partition: gpu, time: 120}}")
     base, grid, arms = spec.get("base", {}), spec.get("grid", {}), spec.get("arms", [{}])
     for key, v in (("base", base), ("grid", grid)):
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")

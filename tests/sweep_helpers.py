@@ -9,7 +9,7 @@ def slow_run(config, out_dir: Path, progress: bool = False, device=None) -> dict
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"started.{os.getpid()}.{time.time_ns()}").touch()
-    time.sleep(float(os.environ.get("SLOW_RUN_SECONDS", "0.4")))
+    time.sleep(float(config.framework_params.get("sleep", os.environ.get("SLOW_RUN_SECONDS", "0.4"))))   # a run's own
     (out_dir / f"finished.{time.time_ns()}").touch()
     if config.framework_params.get("fail"): raise RuntimeError("asked to fail")
     return dict(status="done", metrics=dict(score=float(config.seed)), pid=os.getpid())

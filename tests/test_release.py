@@ -58,11 +58,13 @@ def module_distributions(modules) -> dict[str, str]:
 
 
 def test_every_third_party_import_is_declared():
-    """Each module disentlit imports comes from a requirement of settings.ini (or of the `ray` extra, for the Ray
-    engine): not from whatever torch or jupyter happen to pull in today (jinja2 arrived only with torch)."""
+    """Each module disentlit imports comes from a requirement of settings.ini (or of an extra: `ray`, `submitit`, the
+    trackers): not from whatever torch or jupyter happen to pull in today (jinja2 arrived only with torch)."""
     s = settings()
     declared = {dist_name(r) for r in s["requirements"].split()}
-    optional = {dist_name(r) for r in s["ray_requirements"].split()}
+    extras = [k for k in s if k.endswith("_requirements") and k not in ("requirements", "dev_requirements")]
+    assert {"ray_requirements", "submitit_requirements", "wandb_requirements", "tensorboard_requirements"} <= set(extras)
+    optional = {dist_name(r) for k in extras for r in s[k].split()}
     imports = third_party_imports()
     assert {"torch", "numpy", "jinja2", "yaml"} <= set(imports), imports       # the scan sees lazy imports too
     dists = module_distributions(imports)
