@@ -50,7 +50,8 @@ class WandbTracker(Tracker):
         self.wandb = wandb
         self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", "disentlit"), id=_tracked_id(config, run_dir),
                               name=run_dir.name, group=group, dir=run_dir, config=config.to_dict(), resume="allow",
-                              settings=wandb.Settings(console="off", silent=True))    # stdout stays the command's
+                              settings=wandb.Settings(console="off", silent=True,    # stdout stays the command's
+                                                      disable_git=True))     # (the run directory is no repository)
     def scalars(self, values: dict, step: int): self.run.log(values, step=step)
     def image(self, key: str, path: Path, step: int): self.run.log({key: self.wandb.Image(str(path))}, step=step)
     def summary(self, values: dict): self.run.summary.update(values)

@@ -53,6 +53,8 @@ def world(tmp_path_factory):
     with contextlib.closing(sqlite3.connect(w / "foreign.sqlite")) as con:   # a runs table of another program
         con.executescript("CREATE TABLE meta (key, value); CREATE TABLE runs (id, name, score);")
     (w / "described.json").write_text(json.dumps(dict(spec, name="described", description=5)))
+    (w / "engines_unknown.json").write_text(json.dumps(dict(spec, engines=dict(slurm=dict(partition="gpu")))))
+    (w / "engines_bad.json").write_text(json.dumps(dict(spec, engines=dict(submitit=dict(walltime=60)))))
     (w / "damaged.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
     with contextlib.closing(sqlite3.connect(w / "damaged.sqlite")) as con:   # garbage in a JSON column
         con.execute("UPDATE runs SET metrics='{\"mig\": [1'"); con.commit()
@@ -240,7 +242,20 @@ CASES = [
     C("sweep", "{w}/tiny.json", "--db", "{w}/foreign.sqlite", says="its runs table lacks the columns sweep, config, status"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/oddversion.sqlite", "--resume", says="(schema version 'two')"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--workers", "2", says="--workers goes with --engine local"),
-    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--gpus", "1", says="--gpus goes with --engine ray, not --engine local"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--gpus", "1", says="--gpus goes with --engine ray or submitit, not --engine local"),
+    # the submitit engine (no Slurm here) and the trackers
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", says="cannot submit to slurm: no srun on this machine"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", "--cluster", "pbs", says="accepted: slurm, local"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", "--time", "0", says="time must be an integer >= 1 (time: minutes)"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", "--mem", "-4", says="mem must be a number of GB > 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", "--gpus", "0.5", says="gpus must be an integer >= 0"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "submitit", "--array-parallelism", "0", says="array_parallelism must be an integer >= 1"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--partition", "gpu", says="--partition goes with --engine submitit, not --engine local"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--time", "30", says="--time goes with --engine submitit, not --engine ray"),
+    C("sweep", "{w}/engines_unknown.json", "--db", "{w}/y.sqlite", says="spec key 'engines' names unknown engine 'slurm'; accepted: local, ray, submitit"),
+    C("sweep", "{w}/engines_bad.json", "--db", "{w}/y.sqlite", says="the submitit engine has no option 'walltime'; accepted: cluster, partition, time"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--track", "mlflow", says="unknown tracker 'mlflow'; accepted: wandb, tensorboard"),
+    C("train", *TINY, "--out", "{w}/tracked", "--track", "neptune", says="unknown tracker 'neptune'; accepted: wandb, tensorboard"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--lease", "1e308", says="(at most 2.592e+06)"),
     C("sweep", "{w}/described.json", "--db", "{w}/y.sqlite", says="spec key 'description' must be text"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--device", "tpu", says="accepted: cpu, cuda"),
