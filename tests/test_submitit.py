@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from disentlit.specs import expand_spec
 from disentlit.store import ResultsDB
 from disentlit.sweeps import run_sweep
 
@@ -82,11 +83,12 @@ SPEC = dict(name="jobs", base=dict(dataset="xyobject", steps=1), grid={"framewor
 @needs_submitit
 @needs_linux
 def test_a_killed_job_leaves_its_run_pending_and_resume_runs_it_again(tmp_path, monkeypatch):
-    """SIGKILL one job mid-run: its run goes back to pending with a warning, the others finish; --resume runs it once
-    more, and never a finished run again."""
-    proc, db, out = _driver(tmp_path, SPEC, seconds=3)
-    started = _all_started(out)
-    victim, (killed,) = next(iter(started.items()))
+    """SIGKILL one job mid-run: its run goes back to pending with a warning, the other finishes; --resume runs it once
+    more, and never the finished run again."""
+    spec = dict(SPEC, grid={}, arms=[{"framework_params.sleep": 0.2}, {}])      # the second sleeps $SLOW_RUN_SECONDS
+    victim = next(c.run_id for c in expand_spec(spec)[1] if "sleep" not in c.framework_params)
+    proc, db, out = _driver(tmp_path, spec, seconds=120)
+    (killed,) = _wait(lambda: _started_pids(out).get(victim))
     os.kill(killed, signal.SIGKILL)
     assert proc.wait(timeout=240) == 0
     err = proc.stderr.read()
@@ -95,7 +97,7 @@ def test_a_killed_job_leaves_its_run_pending_and_resume_runs_it_again(tmp_path, 
     assert [r["id"] for r in ResultsDB(db).runs(status="pending")] == [victim]
 
     monkeypatch.setenv("PYTHONPATH", str(HERE)); monkeypatch.setenv("SLOW_RUN_SECONDS", "0.1")
-    assert run_sweep(SPEC, db, resume=True, engine="submitit", run_fn=slow_run, out_root=out, progress=False,
+    assert run_sweep(spec, db, resume=True, engine="submitit", run_fn=slow_run, out_root=out, progress=False,
                      cluster="local") == dict(pending=0, running=0, done=2, failed=0)
     assert _markers(out, "finished") == {r["id"]: 1 for r in ResultsDB(db).runs()}     # each run finished once
     started = _markers(out, "started")
@@ -111,7 +113,7 @@ def test_a_submitter_killed_outright_loses_nothing_and_runs_nothing_twice(tmp_pa
     """Stop the submitting process (SIGSTOP: it records nothing more), let one job finish, SIGKILL the submitter while
     the other still runs: --resume takes the finished job's result from its folder, waits for the one still running,
     and submits nothing: every run started once, and its recorded result is its first job's."""
-    spec = dict(SPEC, grid={"framework_params.sleep": [0.5, 8.0]})
+    spec = dict(SPEC, grid={"framework_params.sleep": [0.5, 30.0]})
     proc, db, out = _driver(tmp_path, spec)
     _all_started(out)
     proc.send_signal(signal.SIGSTOP)
