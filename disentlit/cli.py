@@ -148,8 +148,22 @@ def _positive(args):
         _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
 
 # %% ../nbs/11_cli.ipynb #326b88d9
+def _safe_streams() -> bool:
+    """Make the standard streams safe to write, whatever the caller did to them: a closed stderr becomes the null
+    device (else `print(..., file=sys.stderr)` would print an error on stdout, into `--json`'s object), and text an
+    encoding cannot show (a path in another script under `PYTHONIOENCODING=ascii`) is escaped, not a traceback.
+    Returns whether stdout is open."""
+    if sys.stderr is None: sys.stderr = open(os.devnull, "w")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError): stream.reconfigure(errors="backslashreplace")
+    return sys.stdout is not None
+
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `disentlit` command; returns the exit status."
+    if not _safe_streams():                               # a closed stdout: said before any work, not after hours
+        print("disentlit: error: standard output is closed; redirect it (to a file, or to /dev/null to discard it)",
+              file=sys.stderr)
+        return 2
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)

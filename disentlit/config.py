@@ -19,14 +19,16 @@ from typing import Callable, ClassVar, Sequence
 from fastcore.basics import patch
 from fastcore.docments import docments
 
-from .core import atomic_write, check_positive, check_precision, check_seed, DisentlitError
+from .core import (atomic_write, check_positive, check_precision, check_seed, DisentlitError, parse_json,
+                            read_file)
 
 # %% auto #0
-__all__ = ['MAX_BATCH_SIZE', 'RESUMABLE', 'CONFIG_FORMAT', 'RunConfig', 'check_setting', 'same_run', 'write_config',
-           'read_config', 'add_config_flags', 'config_from_flags']
+__all__ = ['MAX_BATCH_SIZE', 'MAX_STEPS', 'RESUMABLE', 'CONFIG_FORMAT', 'MAX_CONFIG_BYTES', 'RunConfig', 'check_setting',
+           'same_run', 'write_config', 'read_config', 'add_config_flags', 'config_from_flags']
 
 # %% ../nbs/05_config.ipynb #f730ab0c
 MAX_BATCH_SIZE = 4096
+MAX_STEPS = 10 ** 8                # the most steps a run may ask for: more is surely a typo
 
 @dataclass
 class RunConfig:
@@ -78,6 +80,9 @@ def check_setting(key: str,   # a field of `RunConfig`
     _check_type(key, value)
     if value is None: return value
     if key in ("latents", "steps", "checkpoint_every", "eval_every", "log_every"): check_positive(value, key)
+    if key in ("steps", "checkpoint_every", "eval_every", "log_every") and value > MAX_STEPS:
+        raise DisentlitError(f"{key} must be at most {MAX_STEPS:,}, got "
+                             f"{value:,}")
     if key == "batch_size" and not 1 <= value <= MAX_BATCH_SIZE:
         raise DisentlitError(f"batch size must be an integer in 1..{MAX_BATCH_SIZE}, got {value!r}")
     if key == "lr" and not (math.isfinite(value) and value > 0):
@@ -141,6 +146,7 @@ def same_run(a: RunConfig, b: RunConfig) -> bool:
 
 # %% ../nbs/05_config.ipynb #bc4cfaff
 CONFIG_FORMAT = 2                  # config.json: the RunConfig, with this format and the package's version
+MAX_CONFIG_BYTES = 2 ** 20         # 1 MiB: a run's configuration is a few hundred bytes
 
 def write_config(run_dir: Path, config: RunConfig):
     "Write `config` as the run directory's `config.json`, whole or not at all."
@@ -153,8 +159,7 @@ def read_config(run_dir: str | Path,     # a run directory
     "The configuration of a run directory, from its `config.json`; `DisentlitError` if it is not readable."
     path = Path(run_dir) / "config.json"
     if not path.exists(): raise DisentlitError(f"{run_dir} is not a run directory (no config.json)")
-    try: d = json.loads(path.read_text())
-    except (OSError, ValueError): raise DisentlitError(f"corrupt run config {path}") from None
+    d = parse_json(read_file(path, "run config", MAX_CONFIG_BYTES), "run config", path)
     format_ = d.get("format") if isinstance(d, dict) else None
     if isinstance(format_, int) and format_ > CONFIG_FORMAT:
         raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")

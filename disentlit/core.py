@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import signal
+import stat
 import sys
 from pathlib import Path
 from typing import Callable
@@ -22,13 +23,14 @@ import numpy as np
 from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
-__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'PROGRESS_SECONDS', 'PRECISIONS',
-           'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'DisentlitError', 'DatasetNotFound', 'ChecksumError',
-           'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting', 'lease_seconds', 'data_dir', 'os_problem',
-           'writing', 'atomic_path', 'atomic_write', 'remove_orphans', 'Terminated', 'sigterm_as_interrupt',
-           'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive',
-           'check_precision', 'small_text', 'writable_dir', 'finite_json', 'strict_json', 'write_json', 'write_csv',
-           'save_figure', 'read_log', 'read_curve', 'text_table']
+__all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'OWNER_FILE', 'PROGRESS_SECONDS', 'PRECISIONS',
+           'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'MAX_READ_BYTES', 'DisentlitError', 'DatasetNotFound',
+           'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting', 'lease_seconds',
+           'data_dir', 'os_problem', 'passing', 'writing', 'temp_name', 'atomic_path', 'atomic_write', 'remove_orphans',
+           'folder_kind', 'owned_dir', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes',
+           'check_memory', 'progress_bar', 'check_count', 'check_positive', 'check_precision', 'small_text',
+           'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure', 'read_file', 'parse_json',
+           'read_log', 'read_curve', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -142,7 +144,15 @@ def os_problem(
 ) -> DisentlitError:
     "One line for an OS error on `path`: what it is, where, the OS's reason, and what to do about it."
     hint = _HINTS.get(e.errno)
-    return DisentlitError(f"{what + ' ' if what else ''}{path}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
+    problem = DisentlitError(f"{what + ' ' if what else ''}{path}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
+    problem.errno = e.errno                        # the OS's reason, kept: `passing` tells a full disk by it
+    return problem
+
+def passing(e: BaseException, # what stopped a run
+            ) -> bool:
+    """Whether `e` has a passing cause, so that the same run may succeed later: a full disk or quota (an `OSError`,
+    or the `DisentlitError` that `os_problem` made of it) or memory running out."""
+    return isinstance(e, MemoryError) or getattr(e, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
 
 @contextlib.contextmanager
 def writing(
@@ -153,6 +163,16 @@ def writing(
     try: yield
     except OSError as e: raise os_problem(path, e, what) from None
 
+# %% ../nbs/00_core.ipynb #e3aabe61
+_TEMP = re.compile(r"\.(?P<name>.+)\.disentlit-(?P<pid>\d+)-[0-9a-f]{8}\.tmp")   # what `temp_name` makes, and only that
+
+def temp_name(path: str | Path, # the file to be written
+              ) -> Path:
+    """A temporary name beside `path` that says it is disentlit's and whose (`.NAME.disentlit-PID-RANDOM.tmp`):
+    unique, never another program's file, so that a later disentlit may remove it once that process is gone."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.disentlit-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
 # %% ../nbs/00_core.ipynb #a216a24b
 @contextlib.contextmanager
 def atomic_path(
@@ -161,7 +181,7 @@ def atomic_path(
     """A temporary path in `path`'s folder for the block to write whole, renamed over `path` when the block ends; on any
     error (or Ctrl-C) it is removed and `path` left as it was. For writers that need a path: h5py, savefig, torch."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")   # unique: never another's
+    tmp = temp_name(path)
     try:
         yield tmp
         os.replace(tmp, path)
@@ -180,20 +200,66 @@ def atomic_write(
     return Path(path)
 
 # %% ../nbs/00_core.ipynb #c3be327a
+def _gone(pid: int) -> bool:
+    "Whether no process `pid` runs on this machine."
+    try: os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError): return True
+    except (PermissionError, OSError): return False
+    return False
+
 def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
                    ) -> int:
-    "Remove the temporary files of `atomic_path` in `folder` whose process no longer runs; returns how many."
-    def gone(pid: int) -> bool:
-        try: os.kill(pid, 0)
-        except (ProcessLookupError, OverflowError): return True
-        except (PermissionError, OSError): return False
-        return False
+    """Remove the temporary files `atomic_path` left in `folder` (named by `temp_name`: a file of any other name is
+    not ours and stays) whose process no longer runs; returns how many."""
     removed = 0
     for tmp in Path(folder).glob(".*.tmp"):
-        pid = tmp.name.split(".")[-3] if tmp.name.count(".") >= 4 else ""
-        if pid.isdigit() and gone(int(pid)):
+        if (m := _TEMP.fullmatch(tmp.name)) and tmp.is_file() and not tmp.is_symlink() and _gone(int(m["pid"])):
             with contextlib.suppress(OSError): tmp.unlink(); removed += 1
     return removed
+
+# %% ../nbs/00_core.ipynb #22723167
+OWNER_FILE = ".disentlit"           # the marker of a folder disentlit made: {"made_by": "disentlit", "kind": ...}
+
+def folder_kind(path: str | Path, # a folder
+                ) -> str | None:
+    "What disentlit made the folder `path` as (its `OWNER_FILE`), or None when disentlit did not mark it."
+    marker = Path(path) / OWNER_FILE
+    try:
+        if not marker.is_file() or marker.stat().st_size > 4096: return None
+        mark = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError): return None
+    return mark.get("kind") if isinstance(mark, dict) and mark.get("made_by") == "disentlit" else None
+
+def _few(names: list[str], n: int = 3) -> str:
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+def owned_dir(path: str | Path,                          # the folder
+              what: str = "folder",                      # its kind, as messages and the marker name it
+              adopt: Callable[[Path], bool] | None = None,  # recognises one an earlier disentlit made, unmarked
+              ) -> Path:
+    """The folder `path` as disentlit's own `what`: made and marked if it is new or empty, taken as it is if it holds
+    the marker of a `what` (or `adopt` recognises it), and otherwise refused with a `DisentlitError` before anything
+    in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is written, one
+    of ours by a probe file made and removed)."""
+    path = Path(path)
+    try:
+        if path.exists() and not path.is_dir():
+            raise DisentlitError(f"{what} {path} is a file, not a folder: give a folder (new or empty, or one "
+                                 f"disentlit made as a {what})")
+        kind = folder_kind(path) if path.is_dir() else None
+        if kind not in (None, what):
+            raise DisentlitError(f"{what} {path} is a disentlit {kind}, not a {what}: give another folder")
+        if kind is None and path.is_dir() and (names := sorted(os.listdir(path))) and not (adopt and adopt(path)):
+            raise DisentlitError(f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit writes "
+                                 f"only into a new or empty folder, or one it made: give another folder")
+        path.mkdir(parents=True, exist_ok=True)
+        if kind is not None:                                  # ours already: only a probe, made and removed
+            probe = temp_name(path / OWNER_FILE); probe.write_text(""); probe.unlink()
+    except OSError as e: raise os_problem(path, e, what) from None
+    if kind is None:
+        mark = json.dumps(dict(made_by="disentlit", kind=what))
+        atomic_write(path / OWNER_FILE, lambda tmp: tmp.write_text(mark, encoding="utf-8"), what)
+    return path
 
 # %% ../nbs/00_core.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):
@@ -338,18 +404,6 @@ def small_text(fig,                            # a matplotlib figure
     return [(t.get_text(), round(t.get_fontsize() * shrink, 2)) for t in fig.findobj(Text)
             if t.get_visible() and t.get_text().strip() and t.get_fontsize() * shrink < min_pt]
 
-# %% ../nbs/00_core.ipynb #5d4cf3c3
-def writable_dir(path: str | Path,          # the folder
-                 what: str = "folder",      # how an error names it: 'run directory', '--out', ...
-                 ) -> Path:
-    "The folder `path`, created if needed; `DisentlitError` naming it if it cannot be created or written."
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e: raise os_problem(path, e, what) from None
-    return path
-
 # %% ../nbs/00_core.ipynb #dbfe2d65
 def finite_json(v):
     "Floats as strict JSON allows: a non-finite value becomes null."
@@ -386,17 +440,49 @@ def save_figure(fig, path: Path, dpi: int, **kwargs):
     try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
     finally: plt.close(fig)
 
+# %% ../nbs/00_core.ipynb #5f142244
+MAX_READ_BYTES = 2 ** 32           # the most any file read back may hold (4 GiB); each kind has its own cap below it
+
+def read_file(path: str | Path,             # the file
+              what: str,                    # what it is: 'checkpoint', 'run config', ...
+              limit: int = MAX_READ_BYTES,  # the most bytes it may hold
+              ) -> bytes:
+    """The bytes of the regular file `path`; `DisentlitError` naming it for anything else: a pipe or a device (opened
+    without blocking, refused before a byte is read), a folder, a file over `limit` bytes, or one the OS will not read."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise DisentlitError(f"{what} {path} is not a regular file (a pipe, a device or a folder): give a file")
+            if st.st_size > limit:
+                raise DisentlitError(f"{what} {path} holds {human_bytes(st.st_size)}, more than a {what} can "
+                                     f"({human_bytes(limit)}): not one")
+            data = f.read(st.st_size)        # what it holds now (a request for `limit` bytes would reserve them)
+    except OSError as e: raise os_problem(path, e, what) from None
+    return data
+
+def parse_json(text: str | bytes,   # what a file held
+               what: str,           # what it is
+               path="",             # where it came from, for the message
+               ):
+    "The data of JSON `text`; `DisentlitError` for text that is not JSON or is nested too deep to follow."
+    try: return json.loads(text)
+    except (ValueError, RecursionError) as e:          # UnicodeDecodeError is a ValueError; deep nesting is not
+        why = "nested too deep" if isinstance(e, RecursionError) else " ".join(str(e).split())[:80]
+        raise DisentlitError(f"corrupt {what} {path}: not JSON ({why})".replace("  ", " ")) from None
+
 # %% ../nbs/00_core.ipynb #fc22d762
 def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
              ) -> list[dict]:
     """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
     step): what comes after a damaged line is not trusted. [] if there is no file."""
     path, out = Path(path), []
-    try: lines = path.read_bytes().split(b"\n") if path.exists() else []
-    except OSError as e: raise os_problem(path, e, "cannot read") from None
+    lines = read_file(path, "log").split(b"\n") if path.exists() else []
     for line in filter(bytes.strip, lines):
-        try: rec = json.loads(line.decode("utf-8"))
-        except ValueError: break                                   # UnicodeDecodeError is a ValueError too
+        try: rec = parse_json(line, "log line")
+        except DisentlitError: break
         if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
         out.append(rec)
     return out

@@ -17,7 +17,8 @@ import torch
 from fastcore.basics import patch
 from fastcore.meta import delegates
 
-from .core import atomic_write, check_count, check_memory, data_dir, DisentlitError, progress_bar, writing
+from .core import (atomic_write, check_count, check_memory, data_dir, DisentlitError, parse_json,
+                            progress_bar, read_file, writing)
 from .factors import FactorSpace
 
 # %% auto #0
@@ -251,8 +252,8 @@ def _moments_checksum(m: dict) -> str:
 
 def _read_moments(path: Path, channels: int) -> dict | None:
     "The moments a statistics cache file holds, if it is whole and unchanged (its checksum matches); else None."
-    try: m = json.loads(path.read_text())
-    except (OSError, ValueError): return None
+    try: m = parse_json(read_file(path, "statistics cache", 2 ** 20), "statistics cache", path)
+    except DisentlitError: return None                       # damaged, replaced, never ours: computed again
     if not _valid_moments(m, channels) or m.get("sha256") != _moments_checksum(m): return None
     return {k: m[k] for k in _MOMENTS}
 

@@ -218,7 +218,7 @@ def check_cache(
                 for s in range(0, len(f["obs"]), 4096): f["obs"][s:s + 4096]
             record_cache(path)
         return "unrecorded"
-    except (ValueError, AssertionError): rec = {}
+    except (ValueError, AssertionError, RecursionError, TypeError): rec = {}
     st = path.stat()
     if not thorough and (st.st_size, st.st_mtime_ns) == (rec.get("size"), rec.get("mtime_ns")): return "ok"
     if rec.get("sha256") != file_hash(path):

@@ -157,7 +157,9 @@ def metric_plan(
     """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises
     on bad names or values."""
     if isinstance(metrics, str): metrics = [m.strip() for m in metrics.split(",") if m.strip()]
-    metrics = list(dict.fromkeys(metrics))
+    if twice := sorted({m for m in metrics if list(metrics).count(m) > 1}):
+        raise DisentlitError(f"metric {twice[0]!r} is asked for twice: give each metric once")
+    metrics = list(metrics)
     unknown = [m for m in metrics if m not in _SPECS]
     if unknown or not metrics:
         raise DisentlitError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; accepted: "

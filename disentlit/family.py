@@ -214,7 +214,7 @@ class FactorVAE(VAE):
     class Params:
         gamma: float = weight(40.0, "the weight of the total correlation")
         disc_width: int = count(1000, "units per hidden layer of the discriminator")
-        disc_layers: int = count(6, "hidden layers of the discriminator")
+        disc_layers: int = count(6, "hidden layers of the discriminator", most=1000)
         disc_lr: float = weight(1e-4, "the discriminator's learning rate", positive=True)
         disc_precision: str = param("auto", "'auto', 'fp32' or 'bf16' for the discriminator's passes",
                                     lambda v, name: check_precision(v, name=name))

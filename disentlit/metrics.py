@@ -46,6 +46,12 @@ def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary
     if z.shape[1] < min_latents:
         raise DisentlitError(f"{metric}: needs at least {min_latents} latents, got {z.shape[1]}")
     if y.shape[1] < 1: raise DisentlitError(f"{metric}: y must have at least one factor column")
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise DisentlitError(f"{metric}: y must be numeric factor values, got dtype {y.dtype}")
+    if not np.isfinite(y.astype(np.float64)).all():
+        bad = np.argwhere(~np.isfinite(y.astype(np.float64)))[0]
+        raise DisentlitError(f"{metric}: y must be finite factor values, got {y[tuple(bad)]} at row {bad[0]}, factor "
+                             f"{bad[1]}")
     const = [j for j in range(y.shape[1]) if np.all(y[:, j] == y[0, j])] if vary else []
     if const:
         raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the sample; every factor "

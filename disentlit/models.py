@@ -250,9 +250,15 @@ def weight(default: float, doc: str, positive: bool = False):
     "A parameter that weighs a term (or is a rate): a finite number >= 0, or > 0 if `positive`."
     return param(default, doc, lambda v, name: check_weight(v, name, positive))
 
-def count(default: int | None, doc: str, hint: str = ""):
-    "A parameter that counts: an integer >= 1 (or None, where the default is None)."
-    return param(default, doc, lambda v, name: v if v is None and default is None else check_positive(v, name, hint))
+def count(default: int | None, doc: str, hint: str = "",
+          most: int | None = None):     # the largest value that makes sense, if there is one
+    "A parameter that counts: an integer >= 1, at most `most` (or None, where the default is None)."
+    def check(v, name):
+        if v is None and default is None: return v
+        check_positive(v, name, hint)
+        if most is not None and v > most: raise DisentlitError(f"{name} must be at most {most:,}, got {v:,}")
+        return v
+    return param(default, doc, check)
 
 # %% ../nbs/03a_models.ipynb #c747cf00
 def own_params(

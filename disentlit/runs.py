@@ -17,8 +17,8 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .core import (atomic_write, DisentlitError, finite_json, os_problem, read_curve, read_log,
-                            writable_dir, writing)
+from .core import (atomic_write, check_memory, DisentlitError, finite_json, os_problem, owned_dir, read_curve, read_file,
+                            read_log, remove_orphans, writing)
 from .data import GroundTruthData
 from .catalog import get_dataset
 from .models import AE
@@ -29,8 +29,8 @@ from .config import (CONFIG_FORMAT, read_config, RESUMABLE, RunConfig, same_run,
 from .training import fit, Recorder, resolve_precision
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FORMAT', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'checkpoint_config', 'RunDir', 'load_state',
-           'build_run', 'train', 'load_run']
+__all__ = ['CHECKPOINT_FORMAT', 'MAX_CHECKPOINT_BYTES', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'checkpoint_config',
+           'RunDir', 'load_state', 'build_run', 'train', 'load_run']
 
 # %% ../nbs/05b_runs.ipynb #796d5600
 def _try_lock(f) -> bool:
@@ -94,17 +94,47 @@ def save_checkpoint(path: Path,                                         # where 
     torch.save(state, buffer)
     atomic_write(path, lambda p: p.write_bytes(buffer.getbuffer()), "checkpoint")
 
+MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
+
+def _checkpoint_problem(state) -> str | None:
+    "What is wrong with a checkpoint's contents, as a run would resume from them (None: nothing)."
+    whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if not isinstance(state, dict): return "not a checkpoint's mapping"
+    if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"} - set(state)):
+        return f"it has no {', '.join(missing)}"
+    if not whole(state.get("format", 1)) or state.get("format", 1) < 1: return f"format {state.get('format')!r}"
+    step, model, opts = state["step"], state["model"], state["optimisers"]
+    if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
+    steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
+    if whole(steps) and step > steps: return f"step {step} is past its run's last step ({steps})"
+    if not (isinstance(model, dict) and model and all(isinstance(k, str) and torch.is_tensor(v)
+                                                      for k, v in model.items())):
+        return "its model is not a set of named tensors"
+    if not (isinstance(opts, list) and all(isinstance(o, dict) and isinstance(o.get("state"), dict)
+                                           and isinstance(o.get("param_groups"), list) for o in opts)):
+        return "its optimisers' states are not optimiser states"
+    if not (isinstance(state["data_rng"], str) or (torch.is_tensor(state["data_rng"])
+                                                    and state["data_rng"].dtype == torch.uint8)):
+        return "its data generator's state is not one"
+    if not (torch.is_tensor(state["noise_rng"]) and state["noise_rng"].dtype == torch.uint8):
+        return "its noise generator's state is not one"
+    if state.get("result") is not None and not isinstance(state["result"], dict): return "its result is not a record"
+    return None
+
 def read_checkpoint(path: Path, map_location=None) -> dict:
-    "A checkpoint's contents; `DisentlitError` if it is missing or unreadable."
+    """A checkpoint's contents, checked whole (`_checkpoint_problem`: types, ranges, the format, the step within its
+    run); `DisentlitError` if it is missing, not a regular file, too large, unreadable or damaged."""
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no checkpoint at {path}")
-    try:
-        state = torch.load(path, map_location=map_location, weights_only=True)
-        keys = {"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
-        assert isinstance(state, dict) and keys <= set(state)
+    data = read_file(path, "checkpoint", MAX_CHECKPOINT_BYTES)
+    try: state = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
     except Exception as e:
         raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    if isinstance(state, dict) and isinstance(state.get("format"), int) and state["format"] > CHECKPOINT_FORMAT:
+        raise DisentlitError(f"checkpoint {path} was written by a newer disentlit (format {state['format']}, this one "
+                             f"reads {CHECKPOINT_FORMAT}); upgrade disentlit")
+    if problem := _checkpoint_problem(state): raise DisentlitError(f"corrupt checkpoint {path}: {problem}")
     return state
 
 # %% ../nbs/05b_runs.ipynb #e1fb02f1
@@ -137,6 +167,14 @@ class _AppendLog:
         with contextlib.suppress(OSError): self.file.close()    # after a full disk: the reader stops at a cut line
 
 # %% ../nbs/05b_runs.ipynb #c1e05119
+def _earlier_run(path: Path) -> bool:
+    """Whether the unmarked folder `path` is a run directory an earlier disentlit made (before folders had a marker):
+    its `config.json` is a run's, or it holds nothing but a lock (a run killed before it wrote anything)."""
+    names = set(os.listdir(path))
+    if names <= {".lock"}: return True
+    try: read_config(path); return True
+    except DisentlitError: return False
+
 class RunDir(Recorder):
     "A run directory for `fit`: held by this process, resumed from its checkpoint, written as the run goes."
     def __init__(self,
@@ -147,7 +185,7 @@ class RunDir(Recorder):
     @contextlib.contextmanager
     def open(self, config: RunConfig):
         self.config = config                                  # the run, whole: 'auto' precision as it resolved
-        with run_lock(writable_dir(self.out_dir, "run directory")) as out:
+        with run_lock(owned_dir(self.out_dir, "run directory", adopt=_earlier_run)) as out:
             self.path = str(out)
             try: yield self
             finally:
@@ -157,7 +195,7 @@ class RunDir(Recorder):
 @patch
 def start(self: RunDir, framework, optimisers, rng, noise, device) -> int:
     out = Path(self.path)
-    for orphan in out.glob(".*.tmp*"): orphan.unlink(missing_ok=True)
+    remove_orphans(out)                           # what a process killed while writing left (only our temp files)
     if (out / "checkpoint.pt").exists(): self._resume(framework, optimisers, rng, noise, device)
     write_config(out, self.config)
     for log in ("log.jsonl", "curve.jsonl"): _truncate_log(out / log, self.step)
@@ -174,8 +212,15 @@ def _resume(self: RunDir, framework, optimisers, rng, noise, device):
     if not same_run(held, self.config):
         raise DisentlitError(f"the checkpoint in {out} is from another configuration; use a new --out directory")
     load_state(framework, state["model"], out / "checkpoint.pt")
-    for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
-    _set_rng_state(rng, state["data_rng"]); noise.set_state(state["noise_rng"].cpu())
+    if len(state["optimisers"]) != len(optimisers):
+        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: it holds {len(state['optimisers'])} "
+                             f"optimiser states, the run has {len(optimisers)} optimisers")
+    try:
+        for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
+        _set_rng_state(rng, state["data_rng"]); noise.set_state(state["noise_rng"].cpu())
+    except (ValueError, RuntimeError, KeyError, TypeError, IndexError, RecursionError) as e:   # torch's, numpy's
+        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: its optimiser or generator states cannot "
+                             f"be restored ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     self.state, self.step = state, int(state["step"])
     if self.step > self.config.steps:
         raise DisentlitError(f"the run in {out} has done {self.step} steps, more than the {self.config.steps} asked; "
@@ -243,7 +288,9 @@ def finished(self: RunDir) -> dict | None:
 # %% ../nbs/05b_runs.ipynb #2f2e9823
 def build_run(config: RunConfig,     # the run
               ) -> tuple[AE, GroundTruthData]:
-    "The fresh framework and the dataset of run `config`, every setting checked: nothing trained, nothing written."
+    """The fresh framework and the dataset of run `config`, every setting checked, the model's size too (built first on
+    torch's meta device, which holds no memory, and refused if its parameters and optimiser state cannot fit): nothing
+    trained, nothing written."""
     if not isinstance(config, RunConfig): raise DisentlitError(f"a run is a RunConfig, got {config!r}")
     config.check()
     data = get_dataset(config.dataset, **config.dataset_params)
@@ -251,10 +298,13 @@ def build_run(config: RunConfig,     # the run
     given = {k: v for k, v in given.items() if v is not None}        # model None: framework_for's choice for the data
     if twice := sorted(set(given) & set(config.framework_params)):
         raise DisentlitError(f"{twice[0]} is a run setting of its own; give it there, not in framework_params")
-    framework = framework_for(data, config.framework, recon=get_loss(config.loss, **config.loss_params),
-                              seed=config.seed if config.init_seed is None else config.init_seed, **given,
-                              **config.framework_params)
-    return framework, data
+    build = lambda: framework_for(data, config.framework, recon=get_loss(config.loss, **config.loss_params),
+                                  seed=config.seed if config.init_seed is None else config.init_seed, **given,
+                                  **config.framework_params)
+    with torch.device("meta"): n = sum(p.numel() for p in build().parameters())   # counted without memory
+    check_memory(16 * n, f"the model's {n:,} parameters with their gradients and Adam's two moments (float32)",
+                 "give a smaller width, fewer latents or a smaller discriminator")
+    return build(), data
 
 # %% ../nbs/05b_runs.ipynb #0001cc2a
 def train(config: RunConfig,         # the run

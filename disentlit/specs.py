@@ -10,7 +10,7 @@ import json
 import math
 from pathlib import Path
 
-from .core import DisentlitError, human_bytes
+from .core import DisentlitError, human_bytes, read_file
 from .config import RunConfig
 
 # %% auto #0
@@ -106,6 +106,10 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
+    overlap = lambda a, b: a == b or a.startswith(b + ".") or b.startswith(a + ".")
+    if clash := next(((a, g) for arm in arms for a in arm for g in grid if overlap(a, g)), None):
+        raise DisentlitError(f"spec key {clash[0]!r} is set by an arm and {clash[1]!r} by the grid: a setting varies "
+                             "in one place only (move it into each arm, or out of the arms into the grid)")
     configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
                for arm, cell in itertools.product(arms, itertools.product(*grid.values())) for seed in seeds]
     ids = [c.run_id for c in configs]
@@ -158,12 +162,8 @@ def load_spec(path: str | Path,     # a .yaml, .yml or .json file
     if not isinstance(path, (str, Path)): raise DisentlitError(f"a spec's path must be text, got {path!r}")
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no sweep spec at {path}")
-    if path.is_file() and path.stat().st_size > MAX_SPEC_BYTES:
-        raise DisentlitError(f"{path}: {human_bytes(path.stat().st_size)}, too large for a sweep spec (at most "
-                             f"{human_bytes(MAX_SPEC_BYTES)})")
-    try: text = path.read_text(encoding="utf-8")
+    try: text = read_file(path, "sweep spec", MAX_SPEC_BYTES).decode("utf-8")    # not a pipe, not /dev/zero
     except UnicodeDecodeError: raise DisentlitError(f"{path}: not a text file, so not a sweep spec") from None
-    except OSError as e: raise DisentlitError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
         if path.suffix in (".yaml", ".yml"): return _read_yaml(text, path)
         if path.suffix == ".json": return json.loads(text, object_pairs_hook=lambda kv: _one_each(kv, path))

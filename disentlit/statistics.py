@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.meta import delegates
 
-from .core import check_seed, DisentlitError, write_csv
+from .core import check_memory, check_seed, DisentlitError, write_csv
 
 # %% auto #0
 __all__ = ['PERMUTATIONS', 'CLAIM_FIELDS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'group_rows',
@@ -43,6 +43,8 @@ def median_difference(a, b,                  # the scores of groups a and b
         raise DisentlitError(f"n_boot must be an integer in 1..10,000,000 (bootstrap resamples), got {n_boot!r}")
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise DisentlitError(f"level must be a number in (0, 1), got {level!r}")
+    check_memory(16 * n_boot * (len(a) + len(b)), f"{n_boot:,} bootstrap resamples of {len(a)} and {len(b)} scores",
+                 "ask for fewer resamples (n_boot)")
     rng = np.random.default_rng(check_seed(seed))
     boot = np.median(rng.choice(b, (n_boot, len(b))), 1) - np.median(rng.choice(a, (n_boot, len(a))), 1)
     low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])

@@ -23,8 +23,8 @@ from .core import atomic_path, DisentlitError, lease_seconds, strict_json, write
 from .config import RunConfig
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'STATUSES', 'UDR_SAMPLE', 'LATENTS_FILE', 'runs_folder', 'ResultsDB', 'curve_points',
-           'write_latents', 'read_latents', 'flat_settings']
+__all__ = ['SCHEMA_VERSION', 'STATUSES', 'TRANSIENT', 'UDR_SAMPLE', 'LATENTS_FILE', 'runs_folder', 'db_file', 'ResultsDB',
+           'curve_points', 'write_latents', 'read_latents', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
 SCHEMA_VERSION = 2                  # the schema every results database has (runs with a lease's heartbeat)
@@ -69,6 +69,14 @@ def runs_folder(db_path: str | Path,   # a results database
     return db_path.with_name(db_path.stem + "_runs")
 
 # %% ../nbs/08a_store.ipynb #1a01bd99
+def db_file(path: str | Path,   # what was given as a results database
+            ) -> Path:
+    "`path` as a results database's file; `DisentlitError` for a name SQLite would not keep (memory, a URI, nothing)."
+    if not isinstance(path, (str, Path)) or str(path).strip() in ("", ".", ":memory:") or str(path).startswith("file:"):
+        raise DisentlitError(f"results database {str(path)!r}: give the path of a file (a database in memory or a "
+                             "URI would not keep the results)")
+    return Path(path)
+
 class ResultsDB:
     "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
 
@@ -76,9 +84,14 @@ class ResultsDB:
                  create: bool = True,       # create it if it is not there
                  clock: Callable[[], float] = time.time,    # seconds now: the runs' times and leases (tests inject one)
                  runs_root: str | Path | None = None):      # its runs' directories (default: `runs_folder(path)`)
-        self.path, self.clock = Path(path), clock
+        self.path, self.clock = db_file(path), clock
         self.runs_root = Path(runs_root) if runs_root is not None else runs_folder(self.path)
         if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
+        if self.path.is_dir(): raise DisentlitError(f"results database {self.path} is a folder: give a file's path")
+        if self.path.exists() and (not self.path.is_file() or self.path.stat().st_size == 0):
+            kind = "an empty file" if self.path.is_file() else "not a regular file"
+            raise DisentlitError(f"{self.path}: {kind}, not a disentlit results database; give the path of one, or "
+                                 "of a file that does not exist yet (disentlit creates it); the file was left untouched")
         try:
             self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
             self.con.execute("PRAGMA busy_timeout=60000")
@@ -210,13 +223,17 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
         if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
 # %% ../nbs/08a_store.ipynb #4efabf01
+TRANSIENT = "transient: "        # how the error text of a run failed for a passing cause begins
+
 @patch
-def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None):
+def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None,
+         transient: bool = False):    # a passing cause (a full disk, memory): `--resume` runs it again
     "Record a failed run with its error text; the sweep goes on."
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started "
                          "WHERE id=? AND status='running'",
-                         (error, json.dumps(strict_json(result or {})), self.clock(), self.clock(), run_id))
+                         ((TRANSIENT if transient else "") + error, json.dumps(strict_json(result or {})),
+                          self.clock(), self.clock(), run_id))
 
 # %% ../nbs/08a_store.ipynb #f09a2cd6
 @patch
@@ -250,6 +267,14 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
         stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease or dead(host, pid)]
         self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?", [(r,) for r in stale])
     return len(stale)
+
+@patch
+def requeue_transient(self: ResultsDB, sweep: str | None = None) -> int:
+    """Put back to pending the failed runs (of `sweep`, or all) whose cause was passing (`fail(..., transient=True)`:
+    a full disk, memory): `--resume` calls it, so that "free some space, then try again" means what it says."""
+    where, args = "status='failed' AND error LIKE ?", [TRANSIENT + "%"]
+    if sweep is not None: where, args = where + " AND sweep=?", args + [sweep]
+    with self._tx(): return self.con.execute(f"UPDATE runs SET status='pending', pid=NULL, error=NULL WHERE {where}", args).rowcount
 
 # %% ../nbs/08a_store.ipynb #939569e3
 @patch

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import json
 import math
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -23,8 +25,8 @@ from typing import Callable, Iterable
 
 import torch
 
-from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, progress_bar, save_figure,
-                            sigterm_as_interrupt, write_json)
+from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, owned_dir, parse_json,
+                            passing, progress_bar, read_file, save_figure, sigterm_as_interrupt, write_json)
 from .data import GroundTruthData
 from .models import AE
 from .config import RunConfig
@@ -34,8 +36,8 @@ from .runs import build_run, read_log, train
 from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
                                   scalar_metrics, scorer)
 from .tracking import check_tracker, open_tracker, report_end, TrackedRunDir, traversals_png
-from .store import (curve_points, LATENTS_FILE, ResultsDB, runs_folder, UDR_SAMPLE,   # (curve_points:
-                              write_latents)                                          #  here first)
+from .store import (curve_points, db_file, LATENTS_FILE, ResultsDB, runs_folder, UDR_SAMPLE,  # (curve_points:
+                              write_latents)                                                   #  here first)
 
 # %% auto #0
 __all__ = ['ENGINE_OPTIONS', 'SUBMITIT_CLUSTERS', 'ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'run',
@@ -54,9 +56,15 @@ def check_run(config: RunConfig,     # a run
 
 # %% ../nbs/08b_sweeps.ipynb #e29f12cf
 def check_runs(configs: list[RunConfig]):
-    "`check_run` on every configuration; the error names the first bad run by its place and settings."
+    """`check_run` on every configuration; the error names the first bad run by its place and settings. Runs that
+    differ only in their seeds are built once (their seeds checked each): a spec's size costs time linear in its
+    distinct settings, not in its seeds."""
+    built = set()
     for i, c in enumerate(configs):
-        try: check_run(c)
+        try:
+            c.check()
+            if (shape := dataclasses.replace(c, seed=0, init_seed=None).run_id) not in built:
+                check_run(c); built.add(shape)
         except DisentlitError as e:
             where = f"dataset={c.dataset}, framework={c.framework}, loss={c.loss}, seed={c.seed}"
             raise DisentlitError(f"run {i + 1} of {len(configs)} ({where}): {e}") from None
@@ -77,7 +85,10 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
 def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,
             progress: bool) -> dict:
     "The run's scores: as written (`metrics.json`), else its curve's last point's, else computed; written once."
-    if (path := out_dir / "metrics.json").exists(): return json.loads(path.read_text())
+    if (path := out_dir / "metrics.json").exists():
+        try: kept = parse_json(read_file(path, "run's scores", 2 ** 24), "run's scores", path)
+        except DisentlitError: kept = None                   # damaged (a crash, a hand): scored again, below
+        if isinstance(kept, dict): return kept
     if last is not None: scores = last["scores"]
     else:
         with torch.no_grad():
@@ -178,6 +189,8 @@ def _error_text(e: BaseException) -> str:
 # %% ../nbs/08b_sweeps.ipynb #1010971e
 def _record(db: ResultsDB, run_id: str, result: dict):
     "Record a run function's `result`: done with its metrics (kept once, in their column), or failed with its message."
+    if not isinstance(result, dict):               # a run function's bug: the run is failed, not left running
+        db.fail(run_id, f"the run function returned {type(result).__name__}, not a result mapping"); return
     if result.get("status") == "done":
         db.finish(run_id, result.get("metrics", {}), {k: v for k, v in result.items() if k != "metrics"})
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
@@ -212,7 +225,7 @@ def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options
         run_id, config = claimed
         try:
             with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id, **options)
-        except Exception as e: db.fail(run_id, _error_text(e))
+        except Exception as e: db.fail(run_id, _error_text(e), transient=passing(e))
         except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
         else: _record(db, run_id, result)
         n += 1
@@ -319,7 +332,7 @@ def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots
                 for ref in ray.wait(list(in_flight), num_returns=1)[0]:
                     run_id = in_flight.pop(ref)
                     try: _record(db, run_id, ray.get(ref))
-                    except Exception as e: db.fail(run_id, _error_text(e))
+                    except Exception as e: db.fail(run_id, _error_text(e), transient=passing(e))
                     n += 1; bar.update(1)
     except BaseException:
         for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
@@ -514,26 +527,25 @@ def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
                              "the spec): the spec changed; give the changed spec a new name, or use another database")
 
 # %% ../nbs/08b_sweeps.ipynb #6451224f
+def _earlier_runs(path: Path) -> bool:
+    "Whether the unmarked folder `path` holds only run directories (named by run id), as an earlier disentlit left it."
+    return all(p.is_dir() and re.fullmatch(r"[0-9a-f]{16}", p.name) for p in path.iterdir())
+
 def _runs_folder(db_path: Path, out_root) -> Path:
-    "Where the run directories go (default: DB_runs beside the database), checked: the database's folder, writable."
+    """Where the run directories go (default: DB_runs beside the database), checked: the database's folder exists,
+    the database is one (or new), the runs folder is disentlit's own and can be written."""
     if not db_path.parent.is_dir():
         raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
                              "is not): make the folder first")
     if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
-    out_root = Path(out_root) if out_root else runs_folder(db_path)
-    try:
-        out_root.mkdir(parents=True, exist_ok=True)
-        probe = out_root / f".probe.{os.getpid()}"; probe.write_text(""); probe.unlink()
-    except OSError as e:
-        raise DisentlitError(f"cannot write run directories in {out_root}: {e.strerror or e}") from None
-    return out_root
+    return owned_dir(Path(out_root) if out_root else runs_folder(db_path), "runs folder", adopt=_earlier_runs)
 
 def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
     "Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume` (stale runs back)."
     if (known := sum(db.counts(name).values())) and not resume:
         raise DisentlitError(f"{db.path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
     if known: _same_runs(db, name, configs)
-    if resume: db.requeue_stale(lease)
+    if resume: db.requeue_stale(lease); db.requeue_transient(name)      # a full disk freed since: tried again
     db.add_runs(name, configs)
 
 # %% ../nbs/08b_sweeps.ipynb #6c7ff141
@@ -573,7 +585,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     engine_options = _engine_options(spec, engine, engine_options)
     if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
     run_fn = run_fn or (partial(run, track=track, group=name) if track else run)
-    out_root, db = _runs_folder(Path(db_path), out_root), ResultsDB(db_path)
+    out_root, db = _runs_folder(db_file(db_path), out_root), ResultsDB(db_path)
     try:
         _add_sweep(db, name, configs, resume, lease)
         with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C

@@ -219,7 +219,7 @@ CASES = [
     C("sweep", "{w}/tiny.json", "--db", "{w}/readonly.sqlite", "--resume", says="read-only"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/blocker/x.sqlite", says="blocker"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/readonly_dir/x.sqlite", says="readonly_dir"),
-    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--runs", "{w}/blocker", says="cannot write run directories"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--runs", "{w}/blocker", says="runs folder {w}/blocker is a file, not a folder"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "spark", says="accepted: local, ray"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--workers", "0", says="workers must be an integer >= 1"),
     C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--engine", "ray", "--cpus", "-1", says="num_cpus must be a number > 0"),
@@ -294,6 +294,14 @@ CASES = [
     C("bench", "distances", "--framework", "wae", says="--framework goes with bench train"),
     C("bench", "loss", "--steps", "3", says="--steps goes with bench train"),
     C("bench", "distances", "--repeats", "3", says="--repeats goes with bench data or train or loss or metrics"),
+    # settings checked before any work (issue 41 item 3): bounds, memory, duplicates
+    C("train", *TINY, "--steps", str(10 ** 12), says="steps must be at most 100,000,000"),
+    C("train", *TINY, "--eval-every", str(10 ** 9), says="eval_every must be at most 100,000,000"),
+    C("train", *TINY, "--model", "fc", "--width", str(10 ** 7), says="of memory, more than this machine's"),
+    C("train", *TINY[:2], "--framework", "factorvae", "--param", "disc_width=1000000000", says="of memory"),
+    C("train", *TINY[:2], "--framework", "factorvae", "--param", "disc_layers=1000000", says="disc_layers must be at most 1,000"),
+    C("train", *TINY, "--metrics", "mig,mig", says="metric 'mig' is asked for twice"),
+    C("evaluate", "{w}/run", "--metrics", "mig,dci,mig", says="metric 'mig' is asked for twice"),
     # demo
     C("demo", "--out", "{w}/blocker", says="{w}/blocker"), C("demo", "--out", "{w}/blocker/demo", says="{w}/blocker"),
     C("demo", "--out", "{w}/readonly_dir/demo", says="readonly_dir"), C("demo", "--steps", "0", says="--steps must be >= 1"),
@@ -353,6 +361,9 @@ def _api_cases():
     from disentlit.statistics import holm, mann_whitney, median_difference, rank_trend
     from disentlit.sweeps import run_sweep
     from disentlit.training import RunConfig, resolve_device
+    from disentlit.metrics import dci, mig
+    from disentlit.evaluation import metric_plan
+    from disentlit.specs import expand_spec
     fs, nan = FactorSpace(["a", "b"], [2, 3]), float("nan")
     spec = dict(name="api", base=dict(dataset="xyobject", steps=1))
     return [
@@ -378,6 +389,19 @@ def _api_cases():
         ("p-value out of range", lambda: holm([1.5]), "p-values must be a list of numbers in [0, 1]"),
         ("image too large", lambda: XYSquares(image_size=100_000), "would take about 7.7 TB of memory"),
         ("True as a size", lambda: XYSquares(square_size=True), "square_size must be an integer >= 1, got True"),
+        ("bootstrap past memory", lambda: median_difference(np.zeros(5000), np.ones(5000), n_boot=10 ** 7),
+         "bootstrap resamples of 5000 and 5000 scores would take about"),
+        ("NaN factor values", lambda: mig(np.random.rand(50, 2), np.full((50, 2), nan)), "y must be finite"),
+        ("infinite factor values", lambda: dci(np.random.rand(50, 2), np.r_[np.zeros(49), np.inf][:, None]),
+         "y must be finite"),
+        ("text factor values", lambda: mig(np.random.rand(4, 2), np.array([["a"], ["b"], ["a"], ["b"]])),
+         "y must be numeric"),
+        ("mismatched lengths", lambda: mig(np.random.rand(50, 2), np.random.randint(0, 3, (49, 1))),
+         "the same number of rows"),
+        ("a metric twice", lambda: metric_plan(["mig", "dci", "mig"]), "metric 'mig' is asked for twice"),
+        ("arms against the grid", lambda: expand_spec(dict(name="x", arms=[{"loss": "mse"}], grid={"loss": ["bce"]})),
+         "set by an arm and 'loss' by the grid"),
+        ("steps past the bound", lambda: RunConfig(steps=10 ** 12).check(), "steps must be at most 100,000,000"),
     ]
 
 
@@ -387,3 +411,94 @@ def test_bad_api_input(i):
     name, call, says = _api_cases()[i]
     with pytest.raises(DisentlitError, match=None) as e: call()
     assert says in str(e.value), (name, str(e.value))
+
+
+# Ownership (issue 41): disentlit writes, replaces or deletes only what it made. Each case points a command at a
+# folder or file of the user's; the command must refuse in one line and leave every byte and name as it was.
+USERS_FOLDER = {"config.json": '{"model_type": "bert", "hidden_size": 768}', "result.json": '{"accuracy": 0.91}',
+                "log.jsonl": '{"step": 1, "loss": 2.3}\n', ".notes.tmp": "half of my notes",
+                ".checkpoint.pt.123.0a1b2c3d.tmp": "named like an old temporary file of disentlit, but mine"}
+LIGHTNING = {"checkpoint.pt": "PK\x03\x04 a Lightning checkpoint"}   # a foreign checkpoint.pt beside the user's files
+OWNERSHIP = [
+    pytest.param(["train", *TINY, "--out", "{u}"], "run directory", {}, id="train --out a user's folder"),
+    pytest.param(["train", *TINY, "--out", "{u}"], "run directory", LIGHTNING, id="train --out a Lightning folder"),
+    pytest.param(["sweep", "{w}/tiny.json", "--db", "{t}/new.sqlite", "--runs", "{u}"], "runs folder", {},
+                 id="sweep --runs a user's folder"),
+    pytest.param(["figures", "--db", "{w}/tiny.sqlite", "--out", "{u}"], "figures folder", {},
+                 id="figures --out a user's folder"),
+    pytest.param(["demo", "--out", "{u}", "--steps", "2"], "demo folder", {}, id="demo --out a user's folder"),
+    pytest.param(["train", *TINY, "--out", "{t}/new/run"], "", {}, id="control: train --out a new folder"),
+]
+
+
+def _files(folder) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("argv, says, extra", OWNERSHIP)
+def test_a_users_folder_is_refused_untouched(world, tmp_path, argv, says, extra, monkeypatch):
+    user = tmp_path / "user"
+    user.mkdir()
+    for name, text in {**USERS_FOLDER, **extra}.items(): (user / name).write_text(text)
+    before = _files(user)
+    fill = lambda s: s.replace("{w}", str(world)).replace("{u}", str(user)).replace("{t}", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    with _env({"DISENTLIT_DATA": str(world / "data")}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try: code = main([fill(a) for a in argv])
+        except SystemExit as e: code = e.code
+    err = err.getvalue()
+    if not says:                                             # the control: a new folder is made and written
+        assert code == 0 and (tmp_path / "new" / "run" / "checkpoint.pt").exists(), err
+        return
+    assert code == 2 and err.startswith("disentlit: error:") and err.count("\n") == 1, (code, err)
+    assert f"{says} {user} holds files disentlit did not make" in err, err
+    assert _files(user) == before and out.getvalue() == ""
+
+
+@pytest.mark.parametrize("db, says", [(":memory:", "would not keep the results"), ("", "give the path of a file"),
+                                      ("{t}/touched.sqlite", "an empty file, not a disentlit results database")])
+def test_a_database_that_cannot_keep_results_is_refused(world, tmp_path, db, says, monkeypatch):
+    (tmp_path / "touched.sqlite").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    err = io.StringIO()
+    with _env({"DISENTLIT_DATA": str(world / "data")}), contextlib.redirect_stdout(io.StringIO()), \
+         contextlib.redirect_stderr(err):
+        for argv in (["sweep", str(world / "tiny.json"), "--db", db.replace("{t}", str(tmp_path))],
+                     ["figures", "--db", db.replace("{t}", str(tmp_path)), "--out", str(tmp_path / "figs")]):
+            try: code = main(argv)
+            except SystemExit as e: code = e.code
+            assert code == 2, (argv, err.getvalue())
+    assert err.getvalue().count(says) == 2 or (db == "" and err.getvalue().count("\n") == 2), err.getvalue()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["touched.sqlite"]          # nothing made: no ':memory:_runs'
+    assert (tmp_path / "touched.sqlite").read_bytes() == b""
+
+
+# Streams (issue 41 item 4): errors go to stderr or nowhere, never into --json's stdout; closed streams and narrow
+# encodings end in one line or an exit status, never a traceback. Real processes: what a closed descriptor means
+# cannot be imitated in this one.
+def _closed(*fds):
+    return lambda: [os.close(fd) for fd in fds]
+
+
+@pytest.mark.parametrize("argv, close, env, code", [
+    (["datasets", "--stats", "nope", "--json"], (2,), {}, 2),           # an error, stderr closed: stdout stays clean
+    (["train", "--dataset", "xyobject", "--framework", "nope", "--json"], (2,), {}, 2),
+    (["datasets", "--json"], (1,), {}, 2),                               # stdout closed: said at once, status 2
+    (["datasets", "--json"], (1, 2), {}, 2),                             # both closed: the status says it
+    (["datasets"], (), {"PYTHONIOENCODING": "ascii"}, 0),                # fine under ascii
+    (["train", "--dataset", "xyobject", "--framework", "betavae", "--out", "{t}/blocker/r\u00e9sum\u00e9\u2013\u03b2"], (),
+     {"PYTHONIOENCODING": "ascii"}, 2),                                  # a non-ASCII path in an error, ascii stream
+], ids=["stderr closed", "stderr closed, train", "stdout closed", "both closed", "ascii", "ascii path"])
+def test_streams_closed_or_narrow(tmp_path, argv, close, env, code):
+    import subprocess
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    argv = [a.replace("{t}", str(tmp_path)) for a in argv]
+    r = subprocess.run(["disentlit", *argv], capture_output=True, preexec_fn=_closed(*close),
+                       env={**os.environ, **env, "DISENTLIT_DATA": str(tmp_path / "data")}, cwd=tmp_path)
+    out, err = r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+    assert r.returncode == code, (r.returncode, err[-800:])
+    assert "Traceback" not in out + err, err[-800:]
+    if 1 not in close and code == 2: assert out == "", out             # an error never lands in stdout
+    if 2 not in close and code == 2: assert err.startswith("disentlit: error:") and err.count("\n") == 1, err
+    if 1 in close and 2 not in close: assert "standard output is closed" in err
