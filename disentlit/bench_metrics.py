@@ -5,6 +5,7 @@
 # %% ../nbs/10b_bench_metrics.ipynb #c1604fa6
 from __future__ import annotations
 
+import argparse
 import time
 from typing import Callable
 
@@ -26,8 +27,9 @@ from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_t
                              loss_text, train_text)
 
 # %% auto #0
-__all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs', 'naive_loss_capacity',
-           'naive_infomec_nmi', 'naive_udr_spearman', 'bench_metric_functions', 'run_bench']
+__all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'BENCH_FLAGS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs',
+           'naive_loss_capacity', 'naive_infomec_nmi', 'naive_udr_spearman', 'bench_metric_functions', 'run_bench',
+           'add_bench_flags', 'bench_options']
 
 # %% ../nbs/10b_bench_metrics.ipynb #d7d0139b
 REFERENCE_MODES = ("scaled", "full", "none")
@@ -360,3 +362,43 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     r = dict(framework=framework, dataset="xysquares", batch_size=batch_size, channels_last=True,
              torch_threads=torch.get_num_threads(), runs=runs)
     return r, train_text(r, params, repeats or 3)
+
+# %% ../nbs/10b_bench_metrics.ipynb #57fdf9af
+BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats": ("data", "train", "loss", "metrics"),
+               "--pairs": ("distances",), "--precision": ("train", "metrics"), "--exact": ("metrics",),
+               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",), "--param": ("train",),
+               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # what each goes with
+
+def add_bench_flags(b: argparse.ArgumentParser):
+    "The arguments of `disentlit bench`: which benchmark, and its flags (`--param` is the command's KEY=VALUE list)."
+    b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
+    b.add_argument("--batch-size", type=int, default=None,
+                   help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
+    b.add_argument("--pairs", type=int, default=None, help="distances: pairs per row of Table A1 (default 50,000)")
+    b.add_argument("--repeats", type=int, default=None,
+                   help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
+    b.add_argument("--precision", default=None,
+                   help="train: comma-separated (default fp32,bf16); metrics: the first one listed")
+    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
+    b.add_argument("--reference", default=None, metavar="|".join(REFERENCE_MODES),
+                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured "
+                        "throughput (default), fully measured (many minutes), or skipped")
+    b.add_argument("--steps", type=int, default=None, help="train: timed steps per repetition (default 6)")
+    b.add_argument("--framework", default=None, help="train: framework name (default betavae)")
+    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
+    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
+    b.add_argument("--compile", action="store_true", help="train: fit with its loss compiled (torch.compile)")
+    b.add_argument("--no-allocator", action="store_true",
+                   help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
+
+def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed
+                  ) -> dict:
+    "`run_bench`'s arguments from `disentlit bench`'s flags (but `--param`'s); a flag of another benchmark refused."
+    for flag, whats in BENCH_FLAGS.items():                    # a flag of another benchmark is refused, not ignored
+        if getattr(args, flag[2:].replace("-", "_")) not in (None, False, []) and args.what not in whats:
+            raise DisentlitError(f"{flag} goes with bench {' or '.join(whats)}, not bench {args.what}")
+    given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs, precision=args.precision,
+                 reference=args.reference, steps=args.steps, framework=args.framework, device=args.device)
+    return dict(exact=args.exact, untuned_baseline=not args.no_allocator, compile=args.compile,
+                **{k: v for k, v in given.items() if v is not None})

@@ -15,9 +15,9 @@ import time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'BENCH_FLAGS', 'SWEEP_FLAGS', 'parse_params', 'command', 'build_parser', 'main',
-           'cmd_datasets', 'train_config', 'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate',
-           'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
+__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'SWEEP_FLAGS', 'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets',
+           'train_config', 'cmd_train', 'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict',
+           'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -306,51 +306,20 @@ def add_train_parser(t):
     _track_flag(t)
     return t
 
-# %% ../nbs/11_cli.ipynb #069cefb0
-BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats": ("data", "train", "loss", "metrics"),
-               "--pairs": ("distances",), "--precision": ("train", "metrics"), "--exact": ("metrics",),
-               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",), "--param": ("train",),
-               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # what each goes with
-
 # %% ../nbs/11_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:
     "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed alongside."
-    from disentlit.bench_metrics import run_bench
-    for flag, whats in BENCH_FLAGS.items():                    # a flag of another benchmark is refused, not ignored
-        if getattr(args, flag[2:].replace("-", "_")) not in (None, False, []) and args.what not in whats:
-            _fail(f"{flag} goes with bench {' or '.join(whats)}, not bench {args.what}")
-    given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs, precision=args.precision,
-                 reference=args.reference, steps=args.steps, framework=args.framework, device=args.device,
-                 params=parse_params(args.param, "--param"))
-    r, text = run_bench(args.what, exact=args.exact, untuned_baseline=not args.no_allocator, progress=not args.quiet,
-                        compile=args.compile, **{k: v for k, v in given.items() if v is not None})
+    from disentlit.bench_metrics import bench_options, run_bench
+    options = bench_options(args)                         # a flag of another benchmark: refused before --param's parse
+    r, text = run_bench(args.what, params=parse_params(args.param, "--param"), progress=not args.quiet, **options)
     _emit(r, args.json, text)
     return 0
 
 # %% ../nbs/11_cli.ipynb #7ffd45dd
 @command("bench", "measure speed against a baseline timed in the same run", cmd_bench)
 def _add_bench(b):
-    from disentlit.bench_metrics import BENCHMARKS, REFERENCE_MODES
-    b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
-    b.add_argument("--batch-size", type=int, default=None,
-                   help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
-    b.add_argument("--pairs", type=int, default=None, help="distances: pairs per row of Table A1 (default 50,000)")
-    b.add_argument("--repeats", type=int, default=None,
-                   help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
-    b.add_argument("--precision", default=None,
-                   help="train: comma-separated (default fp32,bf16); metrics: the first one listed")
-    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
-    b.add_argument("--reference", default=None, metavar="|".join(REFERENCE_MODES),
-                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured "
-                        "throughput (default), fully measured (many minutes), or skipped")
-    b.add_argument("--steps", type=int, default=None, help="train: timed steps per repetition (default 6)")
-    b.add_argument("--framework", default=None, help="train: framework name (default betavae)")
-    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
-    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
-    b.add_argument("--compile", action="store_true", help="train: fit with its loss compiled (torch.compile)")
-    b.add_argument("--no-allocator", action="store_true",
-                   help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
+    from disentlit.bench_metrics import add_bench_flags
+    add_bench_flags(b)
 
 # %% ../nbs/11_cli.ipynb #5f49e94a
 def _metric_rows(result: dict) -> list[list[str]]:

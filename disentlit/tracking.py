@@ -16,11 +16,11 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-from .core import DisentlitError, save_figure
+from .core import DisentlitError, owned_dir, save_figure
 from .config import RunConfig
 from .data import GroundTruthData
 from .models import AE
-from .runs import load_run, RunDir, train
+from .runs import _earlier_run, load_run, RunDir, train
 from .traversals import plot_traversal_grid, traversal_grid
 
 # %% auto #0
@@ -112,9 +112,12 @@ def open_tracker(name: str | None,       # one of `TRACKERS`, or None: no tracke
                  run_dir: str | Path,    # its directory
                  group: str | None = None,   # the sweep it is a run of
                  ) -> Tracker | Guarded:
-    "Tracker `name` of run `config`, guarded (`Guarded`); None: a `Tracker` that reports nowhere."
+    """Tracker `name` of run `config`, guarded (`Guarded`); None: a `Tracker` that reports nowhere. The tracker writes
+    into the run directory (W&B's files, TensorBoard's events), so the directory is taken as disentlit's first
+    (`owned_dir`, as `train` takes it): a folder of anything else is refused before the tracker touches it."""
     if check_tracker(name) is None: return Tracker()
-    return Guarded(name, lambda: TRACKERS[name](config, Path(run_dir), group))
+    run_dir = owned_dir(run_dir, "run directory", adopt=_earlier_run)
+    return Guarded(name, lambda: TRACKERS[name](config, run_dir, group))
 
 # %% ../nbs/07b_tracking.ipynb #f7506519
 def _number(v) -> bool: return isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from disentlit.core import folder_kind
 from disentlit.specs import expand_spec
 from disentlit.store import ResultsDB
 from disentlit.sweeps import run_sweep
@@ -95,6 +96,8 @@ def test_a_killed_job_leaves_its_run_pending_and_resume_runs_it_again(tmp_path, 
     assert f"run {victim}: job" in err and "ended without a result; it is pending again" in err, err
     assert ResultsDB(db).counts("jobs") == dict(pending=1, running=0, done=1, failed=0)
     assert [r["id"] for r in ResultsDB(db).runs(status="pending")] == [victim]
+    assert [folder_kind(p) for p in (out, out / ".submitit", out / ".submitit" / "jobs")] == \
+        ["runs folder", "submitit folder", "job notes folder"]                       # disentlit's: --resume takes them
 
     monkeypatch.setenv("PYTHONPATH", str(HERE)); monkeypatch.setenv("SLOW_RUN_SECONDS", "0.1")
     assert run_sweep(spec, db, resume=True, engine="submitit", run_fn=slow_run, out_root=out, progress=False,
