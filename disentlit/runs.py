@@ -169,9 +169,7 @@ class _AppendLog:
 # %% ../nbs/05b_runs.ipynb #c1e05119
 def _earlier_run(path: Path) -> bool:
     """Whether the unmarked folder `path` is a run directory an earlier disentlit made (before folders had a marker):
-    its `config.json` is a run's, or it holds nothing but a lock (a run killed before it wrote anything)."""
-    names = set(os.listdir(path))
-    if names <= {".lock"}: return True
+    its `config.json` is a run's (file names alone prove nothing: a user's folder may hold a `.lock` of its own)."""
     try: read_config(path); return True
     except DisentlitError: return False
 
