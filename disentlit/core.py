@@ -477,13 +477,15 @@ def parse_json(text: str | bytes,   # what a file held
 def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
              ) -> list[dict]:
     """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
-    step): what comes after a damaged line is not trusted. [] if there is no file."""
+    step, or a step not after the one before: disentlit writes them in order): what comes after a damaged line is not
+    trusted. [] if there is no file."""
     path, out = Path(path), []
     lines = read_file(path, "log").split(b"\n") if path.exists() else []
     for line in filter(bytes.strip, lines):
         try: rec = parse_json(line, "log line")
         except DisentlitError: break
         if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
+        if out and rec["step"] <= out[-1]["step"]: break
         out.append(rec)
     return out
 
