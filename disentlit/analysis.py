@@ -5,7 +5,6 @@
 # %% ../nbs/08d_analysis.ipynb #7a5d3bff
 from __future__ import annotations
 
-import os
 import warnings
 from pathlib import Path
 
@@ -20,9 +19,8 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching, 
                                   varied_settings)
 
 # %% auto #0
-__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'FIGURE_FILES', 'results_frame', 'row_at', 'curve_row', 'run_marker', 'plot_arms',
-           'plot_comparison', 'plot_learning_curves', 'settled_step', 'plot_training_losses', 'largest_rise',
-           'udr_scores', 'figures']
+__all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'run_marker', 'plot_arms', 'plot_comparison',
+           'plot_learning_curves', 'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
 def results_frame(db_path: str | Path,        # a results database
@@ -286,13 +284,6 @@ def udr_scores(rows: list[dict],        # `results_frame`'s rows
     return out
 
 # %% ../nbs/08d_analysis.ipynb #1ba27bb6
-FIGURE_FILES = ({f"{name}.png" for *_, name in COMPARISONS} | {"learning_curves.png", "score_vs_recon.png",
-                "loss_curves.png", "udr.csv", "effects.csv", "effects.json", "results.csv"})   # what `figures` writes
-
-def _earlier_figures(path: Path) -> bool:
-    "Whether the unmarked folder `path` holds only files `figures` writes, as an earlier disentlit left them."
-    return set(os.listdir(path)) <= FIGURE_FILES
-
 def figures(db_path: str | Path,                      # a results database
             out_dir: str | Path,                      # where the figures and tables go
             sweep: str | None = None,                 # only this sweep's runs
@@ -312,7 +303,7 @@ def figures(db_path: str | Path,                      # a results database
     if not rows:
         of = f" of sweep {sweep!r}" if sweep is not None else ""
         raise DisentlitError(f"{db_path} holds no finished run{of}: nothing to draw")
-    out_dir = owned_dir(out_dir, "figures folder", adopt=_earlier_figures)
+    out_dir = owned_dir(out_dir, "figures folder")
     remove_orphans(out_dir)                                   # what a figures process killed while writing left
     written, effects = [], []
     def save(fig, name):

@@ -86,7 +86,9 @@ def _parse_value(text: str):
         except ValueError: pass
     if text[:1] in ("{", "["):
         try: return json.loads(text)
-        except ValueError: _fail(f"not valid JSON: {text!r}")
+        except (ValueError, RecursionError) as e:                  # deep nesting is not a ValueError
+            why = "nested too deep" if isinstance(e, RecursionError) else " ".join(str(e).split())[:80]
+            _fail(f"not valid JSON ({why}): {text[:60]!r}{' (cut)' if len(text) > 60 else ''}")
     return text
 
 # %% ../nbs/11_cli.ipynb #7ac2bdb1

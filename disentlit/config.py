@@ -163,6 +163,8 @@ def read_config(run_dir: str | Path,     # a run directory
     format_ = d.get("format") if isinstance(d, dict) else None
     if isinstance(format_, int) and format_ > CONFIG_FORMAT:
         raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")
+    if not (isinstance(format_, int) and not isinstance(format_, bool) and format_ >= 1):   # written by every version
+        raise DisentlitError(f"corrupt run config {path}: its format is {format_!r}, not a whole number")
     try: return RunConfig.from_dict({k: v for k, v in d.items() if k not in ("format", "version")})
     except (DisentlitError, AttributeError): raise DisentlitError(f"corrupt run config {path}") from None
 

@@ -27,10 +27,10 @@ __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'O
            'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'MAX_READ_BYTES', 'DisentlitError', 'DatasetNotFound',
            'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting', 'lease_seconds',
            'data_dir', 'os_problem', 'passing', 'writing', 'temp_name', 'atomic_path', 'atomic_write', 'remove_orphans',
-           'folder_kind', 'owned_dir', 'Terminated', 'sigterm_as_interrupt', 'human_bytes', 'memory_bytes',
-           'check_memory', 'progress_bar', 'check_count', 'check_positive', 'check_precision', 'small_text',
-           'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure', 'read_file', 'parse_json',
-           'read_log', 'read_curve', 'text_table']
+           'folder_kind', 'refused_dir', 'owned_dir', 'Terminated', 'sigterm_as_interrupt', 'human_bytes',
+           'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive', 'check_precision',
+           'small_text', 'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure', 'read_file',
+           'parse_json', 'read_log', 'read_curve', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -233,6 +233,24 @@ def folder_kind(path: str | Path, # a folder
 def _few(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
+def refused_dir(path: str | Path,                       # a folder
+                what: str = "folder",                     # its kind, as `owned_dir` would take it
+                adopt: Callable[[Path], bool] | None = None,   # as `owned_dir`'s
+                ) -> str | None:
+    """Why `owned_dir` would refuse the folder `path` (None: it would take it), found without writing anything: a
+    sweep checks every run's folder so before its first run starts."""
+    path = Path(path)
+    try:
+        if path.exists() and not path.is_dir():
+            return f"{what} {path} is a file, not a folder: give a folder (new or empty, or one disentlit made as a {what})"
+        kind = folder_kind(path) if path.is_dir() else None
+        if kind not in (None, what): return f"{what} {path} is a disentlit {kind}, not a {what}: give another folder"
+        if kind is None and path.is_dir() and (names := sorted(os.listdir(path))) and not (adopt and adopt(path)):
+            return (f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit writes only into a "
+                    f"new or empty folder, or one it made: give another folder")
+    except OSError as e: return str(os_problem(path, e, what))
+    return None
+
 def owned_dir(path: str | Path,                          # the folder
               what: str = "folder",                      # its kind, as messages and the marker name it
               adopt: Callable[[Path], bool] | None = None,  # recognises one an earlier disentlit made, unmarked
@@ -242,16 +260,9 @@ def owned_dir(path: str | Path,                          # the folder
     in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is written, one
     of ours by a probe file made and removed)."""
     path = Path(path)
+    if why := refused_dir(path, what, adopt): raise DisentlitError(why)
     try:
-        if path.exists() and not path.is_dir():
-            raise DisentlitError(f"{what} {path} is a file, not a folder: give a folder (new or empty, or one "
-                                 f"disentlit made as a {what})")
         kind = folder_kind(path) if path.is_dir() else None
-        if kind not in (None, what):
-            raise DisentlitError(f"{what} {path} is a disentlit {kind}, not a {what}: give another folder")
-        if kind is None and path.is_dir() and (names := sorted(os.listdir(path))) and not (adopt and adopt(path)):
-            raise DisentlitError(f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit writes "
-                                 f"only into a new or empty folder, or one it made: give another folder")
         path.mkdir(parents=True, exist_ok=True)
         if kind is not None:                                  # ours already: only a probe, made and removed
             probe = temp_name(path / OWNER_FILE); probe.write_text(""); probe.unlink()
@@ -477,13 +488,15 @@ def parse_json(text: str | bytes,   # what a file held
 def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
              ) -> list[dict]:
     """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
-    step): what comes after a damaged line is not trusted. [] if there is no file."""
+    step, or a step not after the one before: disentlit writes them in order): what comes after a damaged line is not
+    trusted. [] if there is no file."""
     path, out = Path(path), []
     lines = read_file(path, "log").split(b"\n") if path.exists() else []
     for line in filter(bytes.strip, lines):
         try: rec = parse_json(line, "log line")
         except DisentlitError: break
         if not isinstance(rec, dict) or not isinstance(rec.get("step"), int): break
+        if out and rec["step"] <= out[-1]["step"]: break
         out.append(rec)
     return out
 

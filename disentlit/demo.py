@@ -5,7 +5,6 @@
 # %% ../nbs/08e_demo.ipynb #8d17b866
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -22,7 +21,7 @@ from .analysis import figures
 
 # %% auto #0
 __all__ = ['PAPER', 'HOW_TO_CITE', 'DEMO_STEPS', 'DEMO_BATCH', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS', 'TRAVERSAL_CAPTION',
-           'LABELS', 'SCORES', 'DEMO_FILES', 'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table', 'figure',
+           'LABELS', 'SCORES', 'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table', 'figure',
            'render_report', 'demo']
 
 # %% ../nbs/08e_demo.ipynb #93f59ca7
@@ -233,13 +232,6 @@ def _reading(steps: int) -> list[dict]:
                       "tests and what did not reproduce.")]
 
 # %% ../nbs/08e_demo.ipynb #88455770
-DEMO_FILES = {"traversals_xysquares.png", "overlap_study.png", "demo.sqlite", "demo.sqlite-wal", "demo.sqlite-shm",
-              "demo_runs", "figures", "reconstructions.png", "headline.png", "index.html"}     # what `demo` writes
-
-def _earlier_demo(path: Path) -> bool:
-    "Whether the unmarked folder `path` holds only what `demo` writes, as an earlier disentlit left it."
-    return set(os.listdir(path)) <= DEMO_FILES
-
 def demo(out: str | Path = "demo",                  # the folder it writes (and resumes)
          steps: int = DEMO_STEPS,                   # training steps of each run
          progress: bool = True,                     # progress bars on stderr
@@ -257,7 +249,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     from disentlit.traversals import plot_reconstructions
     t0 = time.perf_counter()
     check_setting("steps", steps)
-    out = owned_dir(out, "demo folder", adopt=_earlier_demo)
+    out = owned_dir(out, "demo folder")
     say(datasets_table(list_datasets()))
     data = get_dataset("xysquares")
     save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png", dpi=90)

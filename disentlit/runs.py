@@ -9,7 +9,9 @@ import contextlib
 import dataclasses
 import io
 import json
+import math
 import os
+import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -102,7 +104,8 @@ def _checkpoint_problem(state) -> str | None:
     if not isinstance(state, dict): return "not a checkpoint's mapping"
     if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"} - set(state)):
         return f"it has no {', '.join(missing)}"
-    if not whole(state.get("format", 1)) or state.get("format", 1) < 1: return f"format {state.get('format')!r}"
+    if "format" not in state: return "it has no format"                    # every format since the first has one
+    if not whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
     step, model, opts = state["step"], state["model"], state["optimisers"]
     if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
     steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
@@ -118,15 +121,23 @@ def _checkpoint_problem(state) -> str | None:
         return "its data generator's state is not one"
     if not (torch.is_tensor(state["noise_rng"]) and state["noise_rng"].dtype == torch.uint8):
         return "its noise generator's state is not one"
-    if state.get("result") is not None and not isinstance(state["result"], dict): return "its result is not a record"
+    if state.get("result") is not None:
+        if not isinstance(state["result"], dict): return "its result is not a record"
+        try: json.dumps(state["result"], allow_nan=False)               # as written: strict JSON (`_summary`)
+        except (TypeError, ValueError, RecursionError): return "its result holds values no run writes (not finite JSON)"
     return None
 
 def read_checkpoint(path: Path, map_location=None) -> dict:
-    """A checkpoint's contents, checked whole (`_checkpoint_problem`: types, ranges, the format, the step within its
-    run); `DisentlitError` if it is missing, not a regular file, too large, unreadable or damaged."""
+    """A checkpoint's contents, checked whole (the archive's checksums, which `torch.load` does not read; then
+    `_checkpoint_problem`: types, ranges, the format, the step within its run); `DisentlitError` if it is missing, not
+    a regular file, too large, unreadable or damaged."""
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no checkpoint at {path}")
     data = read_file(path, "checkpoint", MAX_CHECKPOINT_BYTES)
+    try: bad = zipfile.ZipFile(io.BytesIO(data)).testzip()   # torch.save writes a zip; torch.load skips its CRCs
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, NotImplementedError) as e:
+        raise DisentlitError(f"corrupt checkpoint {path}: not a checkpoint's archive ({type(e).__name__})") from None
+    if bad: raise DisentlitError(f"corrupt checkpoint {path}: its record {bad} fails its checksum (the file is damaged)")
     try: state = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
     except Exception as e:
         raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
@@ -147,10 +158,11 @@ def checkpoint_config(state: dict,           # a checkpoint's contents (`read_ch
     except DisentlitError: raise DisentlitError(f"corrupt checkpoint in {run_dir}: no run configuration") from None
 
 # %% ../nbs/05b_runs.ipynb #83986a0d
-def _truncate_log(path: Path, step: int):
-    "Keep the log records of steps <= `step` (the lines a crash left after the last checkpoint go, damaged ones too)."
+def _truncate_log(path: Path, records: list[dict], step: int):
+    """Keep the log records (`records`, as `read_log` read them) of steps <= `step`: the lines a crash left after the
+    last checkpoint go, and a damaged line with all that follows it."""
     if not path.exists(): return
-    keep = [json.dumps(r) + "\n" for r in read_log(path) if r["step"] <= step]
+    keep = [json.dumps(r) + "\n" for r in records if r["step"] <= step]
     atomic_write(path, lambda p: p.write_text("".join(keep)), "log")
 
 # %% ../nbs/05b_runs.ipynb #3968993b
@@ -169,9 +181,7 @@ class _AppendLog:
 # %% ../nbs/05b_runs.ipynb #c1e05119
 def _earlier_run(path: Path) -> bool:
     """Whether the unmarked folder `path` is a run directory an earlier disentlit made (before folders had a marker):
-    its `config.json` is a run's, or it holds nothing but a lock (a run killed before it wrote anything)."""
-    names = set(os.listdir(path))
-    if names <= {".lock"}: return True
+    its `config.json` is a run's (file names alone prove nothing: a user's folder may hold a `.lock` of its own)."""
     try: read_config(path); return True
     except DisentlitError: return False
 
@@ -197,10 +207,27 @@ def start(self: RunDir, framework, optimisers, rng, noise, device) -> int:
     out = Path(self.path)
     remove_orphans(out)                           # what a process killed while writing left (only our temp files)
     if (out / "checkpoint.pt").exists(): self._resume(framework, optimisers, rng, noise, device)
+    logs = {log: read_log(out / log) for log in ("log.jsonl", "curve.jsonl")}   # read (or refused) before any write
     write_config(out, self.config)
-    for log in ("log.jsonl", "curve.jsonl"): _truncate_log(out / log, self.step)
+    for log, records in logs.items(): _truncate_log(out / log, records, self.step)
     if self.step < self.config.steps: self.file = _AppendLog(out / "log.jsonl")
     return self.step
+
+def _optimiser_problem(o: torch.optim.Optimizer) -> str | None:
+    """What is wrong with an optimiser's restored state (None: nothing): a hyperparameter that is not a finite number
+    >= 0, or a moment whose shape is not its parameter's (torch loads both unchecked; the first step would crash)."""
+    for g in o.param_groups:
+        for k, v in g.items():
+            values = v if k == "betas" and isinstance(v, (tuple, list)) else [v]
+            if k in ("lr", "eps", "weight_decay", "momentum", "betas", "alpha") and not all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+                    for x in values):
+                return f"its optimiser's {k} is {v!r}, not a finite number >= 0"
+        for p in g["params"]:
+            for name, t in o.state.get(p, {}).items():
+                if torch.is_tensor(t) and t.dim() and t.shape != p.shape:
+                    return f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter {tuple(p.shape)}"
+    return None
 
 @patch
 def _resume(self: RunDir, framework, optimisers, rng, noise, device):
@@ -221,6 +248,8 @@ def _resume(self: RunDir, framework, optimisers, rng, noise, device):
     except (ValueError, RuntimeError, KeyError, TypeError, IndexError, RecursionError) as e:   # torch's, numpy's
         raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: its optimiser or generator states cannot "
                              f"be restored ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    if problem := next(filter(None, map(_optimiser_problem, optimisers)), None):   # torch checks neither
+        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: {problem}")
     self.state, self.step = state, int(state["step"])
     if self.step > self.config.steps:
         raise DisentlitError(f"the run in {out} has done {self.step} steps, more than the {self.config.steps} asked; "

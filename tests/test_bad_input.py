@@ -188,6 +188,8 @@ CASES = [
     C("train", *TINY, "--precision", "fp8", says="accepted: auto, fp32, bf16"),
     C("train", *TINY, "--device", "tpu", says="unknown device 'tpu'; accepted: cpu, cuda, cuda:N, mps"),
     C("train", *TINY, "--metric-param", "mig={oops", says="not valid JSON"),
+    C("train", *TINY, "--metric-param", "mig=" + "[" * 50_000 + "]" * 50_000, says="not valid JSON (nested too deep)"),
+    C("train", *TINY, "--set", "fixed=" + "{\"a\": " * 20_000 + "1" + "}" * 20_000, says="nested too deep"),
     C("train", *TINY, "--param", "gamma=2", says="has no parameter 'gamma'"),
     C("train", *TINY, "--param", "obs_shape=3", says="has no parameter 'obs_shape'"),
     C("train", *TINY, "--param", "beta", says="KEY=VALUE"),
