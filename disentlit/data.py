@@ -202,6 +202,10 @@ def to_float(
 ) -> torch.Tensor:
     """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0)
     are given."""
+    if (mean is None) != (std is None): raise DisentlitError("to_float: give both mean and std, or neither")
+    if mean is not None and not (np.isfinite(mean).all() and np.isfinite(std).all() and (np.asarray(std) > 0).all()):
+        raise DisentlitError(f"to_float: mean must be finite and std finite and > 0 per channel, got mean "
+                             f"{np.asarray(mean).tolist()} and std {np.asarray(std).tolist()}")
     u8 = torch.from_numpy(obs).to(as_device(device)).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
     x = torch.empty(u8.shape, dtype=torch.float32, device=u8.device).copy_(u8)
     if mean is None: return x.mul_(1 / 255)
@@ -365,6 +369,7 @@ class DeviceData:
                  device=None, # the training device (default: the CPU)
                  max_bytes: int = 16 << 30): # the most a copy of the observations may take on the device
         self.data, self.device = data, as_device(device)
+        check_count(max_bytes, "max_bytes")
         self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes, data.obs_shape,
                                                                    data.name)
         self._sizes = torch.as_tensor(data._sizes, device=self.device)

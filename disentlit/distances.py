@@ -39,7 +39,14 @@ def d_gt(
     pos_b, # factor positions (N, F)
 ) -> np.ndarray:
     "Ground-truth distance (equation 5): the L1 distance between factor positions, (N, F) x (N, F) -> (N,)."
-    return np.abs(np.asarray(pos_a, dtype=np.int64) - np.asarray(pos_b, dtype=np.int64)).sum(-1)
+    a, b = np.asarray(pos_a, dtype=np.int64), np.asarray(pos_b, dtype=np.int64)
+    try:
+        if a.shape[-1:] != b.shape[-1:]: raise ValueError("another number of factors")
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise DisentlitError(f"d_gt needs positions of the same factors (shapes that broadcast), got shapes {a.shape} "
+                             f"and {b.shape}") from None
+    return np.abs(a - b).sum(-1)
 
 # %% ../nbs/02_distances.ipynb #de1aab46
 Distance = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -260,6 +267,8 @@ def spearman_rows(
     b: np.ndarray, # rows of values, the shape of `a`
 ) -> np.ndarray:
     "Spearman correlation of each row of `a` with the same row of `b`; 0 where either row is constant."
+    if np.shape(a) != np.shape(b):
+        raise DisentlitError(f"spearman_rows needs a and b of the same shape, got {np.shape(a)} and {np.shape(b)}")
     ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     den = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
@@ -411,6 +420,7 @@ def order_score(
     if m.ndim != 2 or m.shape[0] != m.shape[1] or not np.isfinite(m).all():
         raise DisentlitError(f"order_score needs a square matrix of finite distances, got shape {m.shape}")
     f = len(m)
+    if f < 1: raise DisentlitError("order_score needs the distances of at least one value, got a 0 x 0 matrix")
     d = (m + m.T) / 2
     np.fill_diagonal(d, 0.0)
     if f < 2: return dict(score=float("nan"), share=float("nan"), seen=False)       # one value: not a factor

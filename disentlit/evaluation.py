@@ -22,12 +22,12 @@ from .core import check_precision, PRECISIONS
 from .models import kl_normal
 from .config import RunConfig
 from .runs import load_run
-from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, infomec, irs, METRIC_NAMES, METRICS, mig,
-                               modularity_explicitness, sap, standardise_columns)
+from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, DCI_MODES, infomec, irs, MAX_BINS, METRIC_NAMES,
+                               METRICS, mig, modularity_explicitness, sap, standardise_columns)
 from .udr import relative_strength, udr, UDR_CORRELATIONS      # (here first)
 
 # %% auto #0
-__all__ = ['ACTIVE_KL', 'DRAWN_RATIO', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',
+__all__ = ['MAX_DRAWS', 'ACTIVE_KL', 'DRAWN_RATIO', 'metric_defaults', 'metric_plan', 'encode_indices', 'evaluate', 'as_encode',
            'evaluate_run', 'IndexData', 'factor_encoder', 'score', 'xysquares_reader', 'latent_kl', 'channel_recon',
            'diagnose', 'scalar_metrics', 'scorer']
 
@@ -138,6 +138,13 @@ _SPECS = {
     "infomec": (dict(num_train=10_000, n_neighbors=10), _draw_mig, _score_infomec),
 }
 _MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1, n_neighbors=1)
+MAX_DRAWS = 10_000_000      # observations one metric may draw: a thousand times the reference's 10,000
+
+def _draws(m: str, p: dict) -> int:
+    "The observations metric `m` draws with parameters `p` (its groups of `batch_size`, pairs of them for BetaVAE)."
+    groups = p.get("batch_size", 1) * (p.get("num_train", 0) + p.get("num_eval", 0))
+    if m in ("beta_vae", "factor_vae"): return (2 * groups if m == "beta_vae" else groups + p["num_variance_estimate"])
+    return p["num_train"] + p.get("num_test", 0)
 
 def metric_defaults(
     metric: str, # one of `METRIC_NAMES`
@@ -173,6 +180,9 @@ def metric_plan(
     for m in metrics:
         p = metric_defaults(m)
         if m in ("dci", "dci_es"): p["mode"] = "fast" if fast else "exact"
+        if not isinstance(params.get(m, {}), dict):
+            raise DisentlitError(f"{m}: its parameters must be a mapping of name to value (a JSON object such as "
+                                 f'{{"num_train": 2000}}), got {params[m]!r}')
         extra = set(params.get(m, {})) - set(p)
         if extra:
             raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; accepted: {', '.join(p)}")
@@ -180,6 +190,17 @@ def metric_plan(
         for key, low in _MINIMA.items():
             if key in p and (not isinstance(p[key], (int, np.integer)) or p[key] < low):
                 raise DisentlitError(f"{m}: {key} must be an integer >= {low}, got {p[key]!r}")
+        if p.get("mode", "exact") not in DCI_MODES:
+            raise DisentlitError(f"{m}: unknown mode {p['mode']!r}; accepted: {', '.join(DCI_MODES)}")
+        if p.get("bins", 1) > MAX_BINS:
+            raise DisentlitError(f"{m}: bins must be at most {MAX_BINS:,}, got {p['bins']:,}")
+        if p.get("n_neighbors", 1) >= p["num_train"]:
+            raise DisentlitError(f"{m}: n_neighbors must be below num_train ({p['num_train']:,}), got "
+                                 f"{p['n_neighbors']:,}")
+        if (n := _draws(m, p)) > MAX_DRAWS:
+            sizes = [k for k in ("num_train", "num_test", "num_eval", "num_variance_estimate", "batch_size") if k in p]
+            raise DisentlitError(f"{m}: its parameters draw {n:,} observations, more than the {MAX_DRAWS:,} a metric "
+                                 f"may (a thousand times the reference's 10,000): give a smaller {', '.join(sizes)}")
         p["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else 0
         out[m] = p
     return out

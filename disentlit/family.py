@@ -14,11 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import check_precision, DisentlitError
+from .core import check_positive, check_precision, DisentlitError
 from .data import GroundTruthData
-from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_network, check_obs_shape,
+from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_layers, check_network, check_obs_shape,
                               check_weight, count, DecoderConv64, DecoderFC, EncoderConv64, EncoderFC, init_glorot,
-                              kl_normal, native_bf16, own_params, param, reparameterise, VAE, weight)
+                              kl_normal, MAX_LAYERS, native_bf16, own_params, param, reparameterise, VAE, weight)
 
 # %% auto #0
 __all__ = ['TC_ESTIMATORS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition',
@@ -160,7 +160,9 @@ def mlp_discriminator(
     layers: int = 6, # hidden layers
 ) -> nn.Sequential:
     "Kim and Mnih's discriminator: `layers` leaky-ReLU hidden layers of `width` units, two logits (Glorot init)."
-    sizes, mods = [latents] + [width] * layers, []
+    check_positive(width, "width"); check_positive(layers, "layers")
+    if layers > MAX_LAYERS: raise DisentlitError(f"layers must be at most {MAX_LAYERS:,}, got {layers:,}")
+    sizes, mods = check_layers([latents] + [width] * layers + [2], "the discriminator")[:-1], []
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
 

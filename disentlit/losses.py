@@ -41,6 +41,12 @@ class ReconLoss:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
+def _same_shape(out: torch.Tensor, x: torch.Tensor):
+    "Refuse outputs and targets of different shapes (torch would broadcast them, or fail with a traceback)."
+    if out.shape != x.shape:
+        raise DisentlitError(f"a loss compares outputs and targets of the same shape, got {tuple(out.shape)} and "
+                             f"{tuple(x.shape)}")
+
 # %% ../nbs/04_losses.ipynb #63978e4e
 class MSELoss(ReconLoss):
     "Pixel-wise mean squared error per observation (C.1), times `scale`; trains on standardised inputs."
@@ -55,7 +61,9 @@ class MSELoss(ReconLoss):
 
     @property
     def params(self) -> dict: return {} if self.scale == 1 else dict(scale=self.scale)
-    def __call__(self, out, x): return mse(out, x) if self.scale == 1 else self.scale * mse(out, x)
+    def __call__(self, out, x):
+        _same_shape(out, x)
+        return mse(out, x) if self.scale == 1 else self.scale * mse(out, x)
     @property
     def distance(self) -> Callable:
         "02's `mse` itself at scale 1 (so `d_pcv` takes its exact uint8 path), else the MSE times `scale`."
@@ -70,9 +78,14 @@ class BCELoss(ReconLoss):
 
     def __init__(self,
                  eps: float = 1e-6): # the distance clamps probabilities to [eps, 1 - eps]
+        if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 0.5):
+            raise DisentlitError(f"eps must be a number in (0, 0.5) (probabilities are clamped to [eps, 1 - eps]), "
+                                 f"got {eps!r}")
         self.eps = eps
     def activate(self, out): return torch.sigmoid(out)
-    def __call__(self, out, x): return F.binary_cross_entropy_with_logits(out, x, reduction="none").flatten(1).mean(1)
+    def __call__(self, out, x):
+        _same_shape(out, x)
+        return F.binary_cross_entropy_with_logits(out, x, reduction="none").flatten(1).mean(1)
 
     def distance(self, x_a, x_b):
         "BCE of reconstructing `x_a` by the probabilities `x_b` (clamped to [eps, 1 - eps])."
@@ -140,6 +153,7 @@ class AugmentedLoss(ReconLoss):
     def activate(self, out): return self.base.activate(out)
 
     def __call__(self, out, x):
+        _same_shape(out, x)
         if self.linear and isinstance(self.base, MSELoss):           # blur(x_hat) - blur(x) = blur(x_hat - x)
             d = out - x
             return d.square().flatten(1).mean(1) + self.alpha * self.augment(d).square().flatten(1).mean(1)

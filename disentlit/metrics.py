@@ -14,10 +14,10 @@ from threadpoolctl import threadpool_limits
 from .core import DisentlitError
 
 # %% auto #0
-__all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'DCI_MODES', 'DCI_ES_DEPTHS', 'check_zy', 'histogram_discretize',
-           'discrete_mutual_info', 'discrete_entropy', 'mig', 'dci_from_importance', 'dci', 'sap', 'modularity_from_mi',
-           'standardise_columns', 'explicitness', 'modularity_explicitness', 'irs', 'loss_capacity',
-           'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec']
+__all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'MAX_BINS', 'DCI_MODES', 'DCI_ES_DEPTHS', 'check_zy', 'check_random_state',
+           'histogram_discretize', 'discrete_mutual_info', 'discrete_entropy', 'mig', 'dci_from_importance', 'dci',
+           'sap', 'modularity_from_mi', 'standardise_columns', 'explicitness', 'modularity_explicitness', 'irs',
+           'loss_capacity', 'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec']
 
 # %% ../nbs/06a_metrics.ipynb #08f39dec
 METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")          # the classic five: the default suite
@@ -58,11 +58,20 @@ def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary
                              "must vary")
     return z, y
 
+def check_random_state(seed, metric: str) -> int:
+    "A classifier's seed: an integer in 0..2**32-1, what scikit-learn takes as a random state."
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
+        raise DisentlitError(f"{metric}: seed must be an integer in 0..2**32-1 (scikit-learn's random state), got "
+                             f"{seed!r}")
+    return int(seed)
+
 def _labels(y: np.ndarray) -> np.ndarray:
     "Each factor column as integer labels 0..k-1 (factor values are categories, as in the reference)."
     return np.stack([np.unique(col, return_inverse=True)[1].reshape(-1) for col in y.T], 1)
 
 # %% ../nbs/06a_metrics.ipynb #cfa5b187
+MAX_BINS = 100_000      # histogram bins per latent: far more than a sample of the reference's 10,000 can fill
+
 def histogram_discretize(
     z: np.ndarray, # latents (N, D)
     bins: int = 20, # equal-width bins per latent, over its sample range
@@ -72,6 +81,10 @@ def histogram_discretize(
     if z.ndim == 1: z = z[:, None]
     if not isinstance(bins, (int, np.integer)) or bins < 1:
         raise DisentlitError(f"bins must be an integer >= 1, got {bins!r}")
+    if bins > MAX_BINS: raise DisentlitError(f"bins must be at most {MAX_BINS:,}, got {bins:,}")
+    if not np.isfinite(z).all():
+        bad = np.argwhere(~np.isfinite(z))[0]
+        raise DisentlitError(f"z must be finite to be binned, got {z[tuple(bad)]} at row {bad[0]}, column {bad[1]}")
     out = np.empty(z.shape, dtype=np.int64)
     for j in range(z.shape[1]):
         edges = np.histogram_bin_edges(z[:, j], bins)
@@ -204,6 +217,7 @@ def dci(
     """DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z` (N, D) for factors
     `y` (N, F)."""
     if mode not in DCI_MODES: raise DisentlitError(f"unknown DCI mode {mode!r}; accepted: {', '.join(DCI_MODES)}")
+    seed = check_random_state(seed, "dci")
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "dci")
     F = y.shape[1]
     R = np.zeros((z.shape[1], F))
@@ -234,7 +248,7 @@ def sap(
     """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2
     over accuracy."""
     z, y = check_zy(z, y, "sap", min_samples=2, min_latents=2)
-    F = y.shape[1]
+    F, seed = y.shape[1], check_random_state(seed, "sap")
     one_each = np.ndim(continuous) == 0 or len(continuous) == F
     flags = np.broadcast_to(np.asarray(continuous, dtype=bool), (F,)) if one_each else None
     if flags is None:
@@ -307,7 +321,7 @@ def explicitness(
     """Ridgeway and Mozer's explicitness of latents `z` for factors `y`: the ROC-AUC of a logistic regression from all
     standardised latents to each factor, averaged over factors."""
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "explicitness")
-    z, z_test = standardise_columns(z, z_test)
+    z, z_test, seed = *standardise_columns(z, z_test), check_random_state(seed, "explicitness")
     fit, train, test, ok = _logistic(seed), [], [], True
     for k in range(y.shape[1]):
         clf, converged = fit(z, y[:, k])
@@ -475,8 +489,9 @@ def infomec_nmi(
 ) -> np.ndarray: # NMI (F, D)
     "The normalised mutual information I(v_k; z_j) / H(v_k) of every factor and latent, nearest-neighbour estimate."
     z, y = check_zy(z, y, "infomec")
-    if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
-        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1, got {n_neighbors!r}")
+    if not isinstance(n_neighbors, (int, np.integer)) or not 1 <= n_neighbors < len(z):
+        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1 and below the {len(z):,} samples, got "
+                             f"{n_neighbors!r}")
     labels = _labels(y)
     zs, _ = standardise_columns(z, z)
     zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
@@ -493,7 +508,7 @@ def infomec(
     "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): the normalised-information view."
     z, y = check_zy(z, y, "infomec")
     if y.shape[1] < 2: raise DisentlitError("infomec: needs at least 2 factors, got 1")
-    nmi = infomec_nmi(z, y, n_neighbors, seed)
+    nmi = infomec_nmi(z, y, n_neighbors, check_random_state(seed, "infomec"))
     labels, F = _labels(y), y.shape[1]
     zs, _ = standardise_columns(z, z)
     span = z.max(0) - z.min(0)

@@ -16,15 +16,15 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .core import check_positive, check_precision, DisentlitError, PRECISION_CHOICES, PRECISIONS
+from .core import check_memory, check_positive, check_precision, DisentlitError, PRECISION_CHOICES, PRECISIONS
 from .data import GroundTruthData
 from .distances import mse
 
 # %% auto #0
-__all__ = ['MAX_LATENTS', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64', 'DecoderConv64', 'check_obs_shape',
-           'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair', 'symmetric_kl', 'ada_shared_mask',
-           'average_gvae', 'average_mlvae', 'adam', 'native_bf16', 'check_weight', 'param', 'weight', 'count',
-           'own_params', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
+__all__ = ['MAX_LATENTS', 'MAX_LAYERS', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64', 'DecoderConv64',
+           'check_layers', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair',
+           'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16', 'check_weight',
+           'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -94,6 +94,21 @@ class DecoderConv64(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
 # %% ../nbs/03a_models.ipynb #f5449da7
+MAX_LAYERS = 1000     # hidden layers a fully connected network may have
+
+def check_layers(sizes: Sequence[int], # the widths: input, hidden layers, output
+                 what: str, # the network, for the message
+                 ) -> list[int]:
+    "The widths of linear layers, each an integer >= 1, their parameters fitting in memory, before any is made."
+    if not isinstance(sizes, (list, tuple)) or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1
+                                                   for s in sizes):
+        raise DisentlitError(f"{what}: layer widths must be integers >= 1, got {sizes!r}")
+    if len(sizes) - 2 > MAX_LAYERS:
+        raise DisentlitError(f"{what}: at most {MAX_LAYERS:,} hidden layers, got {len(sizes) - 2:,}")
+    n = sum(int(i) * int(o) + int(o) for i, o in zip(sizes, sizes[1:]))
+    check_memory(4 * n, f"{what}'s {n:,} parameters (float32)", "give narrower or fewer hidden layers")
+    return [int(s) for s in sizes]
+
 def check_obs_shape(obs_shape) -> tuple[int, int, int]:
     if len(obs_shape) != 3 or min(obs_shape) < 1:
         raise DisentlitError(f"obs_shape must be (H, W, C), got {obs_shape!r}")
@@ -108,7 +123,9 @@ class EncoderFC(nn.Module):
         super().__init__()
         H, W, C = check_obs_shape(obs_shape)
         self.channels, self.latents = check_network(C, latents)
-        sizes, layers = [C * H * W, *hidden], [nn.Flatten()]
+        listed = isinstance(hidden, (list, tuple, range))                  # else refused by `check_layers`
+        sizes = check_layers([C * H * W, *hidden, 2 * latents] if listed else hidden, "EncoderFC")[:-1]
+        layers = [nn.Flatten()]
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.ReLU()]
         self.body, self.head = nn.Sequential(*layers), GaussianHead(sizes[-1], latents)
         init_glorot(self)
@@ -125,7 +142,8 @@ class DecoderFC(nn.Module):
         super().__init__()
         H, W, C = check_obs_shape(obs_shape)
         self.channels, self.latents = check_network(C, latents)
-        sizes, layers = [latents, *hidden], []
+        listed = isinstance(hidden, (list, tuple, range))                  # else refused by `check_layers`
+        sizes, layers = check_layers([latents, *hidden, C * H * W] if listed else hidden, "DecoderFC")[:-1], []
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.Tanh()]
         self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W), nn.Unflatten(1, (C, H, W)))
         init_glorot(self)

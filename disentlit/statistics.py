@@ -87,11 +87,14 @@ def rank_trend(x, y,             # a setting and the scores
                seed: int = 0,    # of the drawn permutations, when there are too many to enumerate
                ) -> dict:
     """Spearman's rank correlation of a setting `x` and scores `y` (ties ranked by their mean), with a two-sided
-    permutation p (`y` permuted against `x`) and `p_method`; nan if either is constant."""
+    permutation p (`y` permuted against `x`) and `p_method`; nan if the scores are constant (no order to test); a
+    setting of one value is refused (no trend over it)."""
     from scipy.stats import rankdata
     x, y = _scores(x, "the setting x"), _scores(y, "the scores y")
     if len(x) != len(y): raise DisentlitError(f"rank_trend needs one score per setting, got {len(x)} and {len(y)}")
-    if len(np.unique(x)) < 2 or len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"), p_method=None)
+    if len(np.unique(x)) < 2:
+        raise DisentlitError(f"rank_trend needs the setting x to take at least 2 values, got {str(x.tolist())[:80]}")
+    if len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"), p_method=None)
     rx = rankdata(x); rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
     def rho(yy, axis=-1):
         ry = rankdata(yy, axis=axis); ry = ry - ry.mean(axis, keepdims=True)
@@ -190,6 +193,10 @@ def stand_in_rows(effect_size: float,  # the box blur's gain in MIG
                   ) -> list[dict]:
     """Rows of a sweep never run, for examples and tests: MIG ~ 0.1 under MSE, 0.1 + effect_size under box blur, two
     frameworks; the first MSE run of each collapsed."""
+    if not (isinstance(effect_size, (int, float)) and not isinstance(effect_size, bool) and math.isfinite(effect_size)):
+        raise DisentlitError(f"effect_size must be a finite number, got {effect_size!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1000:
+        raise DisentlitError(f"n must be an integer in 1..1,000 (runs per cell), got {n!r}")
     r = np.random.default_rng(seed)
     rows = []
     for fw in ("betavae", "adagvae"):

@@ -51,6 +51,8 @@ def resolve_device(device=None) -> torch.device:
     "A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if unknown or absent."
     if device is None: return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = as_device(device)
+    if device.type not in ("cpu", "cuda", "mps"):             # torch knows more ('meta', 'xla'): none trains a run
+        raise DisentlitError(f"unknown device {str(device)!r}; accepted: cpu, cuda, cuda:N, mps")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
     if device.type == "mps" and not torch.backends.mps.is_available():

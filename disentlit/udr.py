@@ -5,12 +5,13 @@
 # %% ../nbs/06a_udr.ipynb #0d3a3b82
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from .core import DisentlitError
-from .metrics import check_zy, standardise_columns
+from .metrics import check_random_state, check_zy, standardise_columns
 
 # %% auto #0
 __all__ = ['UDR_CORRELATIONS', 'relative_strength', 'udr']
@@ -46,6 +47,11 @@ def udr(
     if correlation not in UDR_CORRELATIONS:
         raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: {', '.join(UDR_CORRELATIONS)}")
     if len(reps) < 2: raise DisentlitError(f"udr: needs at least 2 models, got {len(reps)}")
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if not (number(alpha) and alpha > 0): raise DisentlitError(f"udr: alpha must be a finite number > 0, got {alpha!r}")
+    if not (number(kl_threshold) and kl_threshold >= 0):
+        raise DisentlitError(f"udr: kl_threshold must be a finite number >= 0 (nats), got {kl_threshold!r}")
+    seed = check_random_state(seed, "udr")
     reps = [check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
     if len({len(r) for r in reps}) > 1:
         raise DisentlitError(f"udr: every model must encode the same observations, got {[len(r) for r in reps]} rows")
