@@ -306,6 +306,8 @@ def _precisions(precision: str) -> list[str]:
     precisions = [p.strip() for p in precision.split(",")]
     if "" in precisions:
         raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, got {precision!r}")
+    if twice := next((p for i, p in enumerate(precisions) if p in precisions[:i]), None):
+        raise DisentlitError(f"precision {twice!r} is listed twice in {precision!r}; list each once")
     return [check_precision(p) for p in precisions]
 
 # %% ../nbs/10b_bench_metrics.ipynb #145f7584

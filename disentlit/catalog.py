@@ -155,12 +155,16 @@ def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
         items = [s.partition("=") for s in fixed.split(",") if s.strip()]
         if not items or any(not eq for _, eq, _ in items):
             raise DisentlitError(f"fixed takes factor=value[,factor=value...], got {fixed!r}")
+        names = [k.strip() for k, _, _ in items]
+        if twice := next((k for i, k in enumerate(names) if k in names[:i]), None):
+            raise DisentlitError(f"fixed gives factor {twice!r} twice in {fixed!r}; give each factor once")
         fixed = {k.strip(): v.strip() for k, _, v in items}
     if not isinstance(fixed, dict) or not fixed:
         raise DisentlitError(f"fixed takes a mapping {{factor: value}} or 'factor=value[,...]', got {fixed!r}")
     out = {}
     for factor, value in fixed.items():
         k, v = data.factor_index(factor), value
+        if k in out: raise DisentlitError(f"fixed gives factor {data.names[k]!r} twice (by name and by index)")
         if isinstance(v, str) and v.strip().isdigit(): v = int(v)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < data.sizes[k]:
             raise DisentlitError(f"fixed {data.names[k]}: the value must be a position in 0..{data.sizes[k] - 1}, "

@@ -85,7 +85,10 @@ def _parse_value(text: str):
         try: return kind(text)
         except ValueError: pass
     if text[:1] in ("{", "["):
-        try: return json.loads(text)
+        from disentlit.core import DisentlitError
+        from disentlit.specs import _one_each                      # a key given twice: refused, not its last kept
+        try: return json.loads(text, object_pairs_hook=lambda pairs: _one_each(pairs, repr(text[:60])))
+        except DisentlitError: raise
         except (ValueError, RecursionError) as e:                  # deep nesting is not a ValueError
             why = "nested too deep" if isinstance(e, RecursionError) else " ".join(str(e).split())[:80]
             _fail(f"not valid JSON ({why}): {text[:60]!r}{' (cut)' if len(text) > 60 else ''}")

@@ -77,6 +77,8 @@ def check_setting(key: str,   # a field of `RunConfig`
                   value,      # a value for it
                   ):
     "`value` if it is a valid value of run setting `key`; `DisentlitError` naming the setting and what it accepts."
+    if key not in (known := [f.name for f in dataclasses.fields(RunConfig)]):
+        raise DisentlitError(f"unknown run setting {key!r}; accepted: {', '.join(known)}")
     _check_type(key, value)
     if value is None: return value
     if key in ("latents", "steps", "checkpoint_every", "eval_every", "log_every"): check_positive(value, key)
@@ -88,6 +90,8 @@ def check_setting(key: str,   # a field of `RunConfig`
     if key == "lr" and not (math.isfinite(value) and value > 0):
         raise DisentlitError(f"lr must be a finite number > 0, got {value!r}")
     if key in ("seed", "init_seed"): check_seed(value, key)
+    if key == "metrics" and (twice := next((m for i, m in enumerate(value) if m in value[:i]), None)):
+        raise DisentlitError(f"metric {twice!r} is asked for twice: give each metric once")
     if key == "precision": check_precision(value)
     if key == "device" and not _DEVICE.fullmatch(value):
         raise DisentlitError(f"unknown device {value!r}; accepted: cpu, cuda, cuda:N, mps")

@@ -239,6 +239,7 @@ def refused_dir(path: str | Path,                       # a folder
                 ) -> str | None:
     """Why `owned_dir` would refuse the folder `path` (None: it would take it), found without writing anything: a
     sweep checks every run's folder so before its first run starts."""
+    if not str(path).strip(): return f"{what} {str(path)!r}: give a folder's path (an empty one is no folder)"
     path = Path(path)
     try:
         if path.exists() and not path.is_dir():
@@ -259,8 +260,8 @@ def owned_dir(path: str | Path,                          # the folder
     the marker of a `what` (or `adopt` recognises it), and otherwise refused with a `DisentlitError` before anything
     in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is written, one
     of ours by a probe file made and removed)."""
+    if why := refused_dir(path, what, adopt): raise DisentlitError(why)        # the path as given: '' is no folder
     path = Path(path)
-    if why := refused_dir(path, what, adopt): raise DisentlitError(why)
     try:
         kind = folder_kind(path) if path.is_dir() else None
         path.mkdir(parents=True, exist_ok=True)

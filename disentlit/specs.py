@@ -89,11 +89,16 @@ def _set(d: dict, key: str, value):
 def _run_config(base: dict, settings: list[tuple], seed: int) -> RunConfig:
     "The run of `base` with the (key, value) `settings` set, and `seed`."
     d = json.loads(json.dumps(base))                      # a deep copy of plain data
+    for key in list(d):
+        if "." in key: _set(d, key, d.pop(key))           # a dotted key of the base itself, before the arm's and grid's
     for key, value in settings: _set(d, key, value)
     d["seed"] = seed
-    for key in list(d):
-        if "." in key: _set(d, key, d.pop(key))           # a dotted key of the base itself
     return RunConfig.from_dict(d)
+
+def _given_twice(d: dict) -> str | None:
+    "A dotted key of `d` whose setting `d` also gives nested ('framework_params.beta' and framework_params: {beta})."
+    return next((k for k in d if "." in k and isinstance(nested := d.get(k.partition(".")[0]), dict)
+                 and k.partition(".")[2] in nested), None)
 
 # %% ../nbs/08a_specs.ipynb #fad302a9
 def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
@@ -110,6 +115,16 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
     if clash := next(((a, g) for arm in arms for a in arm for g in grid if overlap(a, g)), None):
         raise DisentlitError(f"spec key {clash[0]!r} is set by an arm and {clash[1]!r} by the grid: a setting varies "
                              "in one place only (move it into each arm, or out of the arms into the grid)")
+    places = [("the base", base), *((f"arm {i + 1}", arm) for i, arm in enumerate(arms)), ("the grid", grid)]
+    if where := next((w for w, d in places if "seed" in d), None):
+        given = next((f"'{k}'" for k in ("seeds", "repeats") if k in spec), "default (no 'seeds' or 'repeats')")
+        raise DisentlitError(f"spec sets 'seed' in {where} and the seeds by {given} (seeds "
+                             f"{', '.join(map(str, seeds))}): a run's seed comes from 'seeds' or 'repeats' only, which "
+                             "would replace it; list the seeds in 'seeds' instead")
+    if twice := next(((w, k) for w, d in places if (k := _given_twice(d))), None):
+        head, _, rest = twice[1].partition(".")
+        raise DisentlitError(f"spec key {twice[1]!r} and {head}: {{{rest}: ...}} in {twice[0]} give the same setting "
+                             "twice; give it once")
     configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
                for arm, cell in itertools.product(arms, itertools.product(*grid.values())) for seed in seeds]
     ids = [c.run_id for c in configs]

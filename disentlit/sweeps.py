@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import dataclasses
 import importlib
+import math
 import os
 import re
 import signal
@@ -24,7 +25,7 @@ from typing import Callable, Iterable
 import torch
 
 from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, owned_dir, parse_json,
-                            passing, progress_bar, read_file, save_figure, sigterm_as_interrupt, write_json)
+                            passing, progress_bar, read_file, save_figure, setting, sigterm_as_interrupt, write_json)
 from .data import GroundTruthData
 from .models import AE
 from .config import RunConfig
@@ -185,8 +186,15 @@ def _record(db: ResultsDB, run_id: str, result: dict):
     "Record a run function's `result`: done with its metrics (kept once, in their column), or failed with its message."
     if not isinstance(result, dict):               # a run function's bug: the run is failed, not left running
         db.fail(run_id, f"the run function returned {type(result).__name__}, not a result mapping"); return
+    metrics = result.get("metrics", {})
+    if result.get("status") == "done" and not isinstance(metrics, dict):
+        db.fail(run_id, f"the run function returned metrics of {type(metrics).__name__}, not a mapping", result); return
+    if result.get("status") == "done" and (bad := [k for k, v in metrics.items() if isinstance(v, float)
+                                                   and not math.isfinite(v)]):
+        db.fail(run_id, f"the run's metrics are not finite: {', '.join(f'{k}={metrics[k]}' for k in bad)} (a diverged "
+                        "model or a bug in a metric); the run is failed, not done", result); return
     if result.get("status") == "done":
-        db.finish(run_id, result.get("metrics", {}), {k: v for k, v in result.items() if k != "metrics"})
+        db.finish(run_id, metrics, {k: v for k, v in result.items() if k != "metrics"})
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
 
 # %% ../nbs/08b_sweeps.ipynb #e00ee4e8
@@ -336,7 +344,7 @@ def _runs_folder(db_path: Path, out_root) -> Path:
         raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
                              "is not): make the folder first")
     if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
-    return owned_dir(Path(out_root) if out_root else runs_folder(db_path), "runs folder", adopt=_earlier_runs)
+    return owned_dir(runs_folder(db_path) if out_root is None else out_root, "runs folder", adopt=_earlier_runs)
 
 def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
     "Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume` (stale runs back)."
@@ -375,6 +383,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     if engine not in _engines(): raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     check_engine_options(engine, engine_options)
     lease = lease_seconds(lease)                           # settled once: the argument, $DISENTLIT_LEASE or 600 s
+    setting("DISENTLIT_MALLOC")                            # read by every run's training: a bad value refused now
     if check_tracker(track) is not None and run_fn is not None:
         raise DisentlitError("track goes with the default run function (run); a run function of your own reports itself")
     if not isinstance(spec, (dict, str, Path)):

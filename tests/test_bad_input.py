@@ -55,6 +55,12 @@ def world(tmp_path_factory):
     (w / "described.json").write_text(json.dumps(dict(spec, name="described", description=5)))
     (w / "engines_unknown.json").write_text(json.dumps(dict(spec, engines=dict(slurm=dict(partition="gpu")))))
     (w / "engines_bad.json").write_text(json.dumps(dict(spec, engines=dict(submitit=dict(walltime=60)))))
+    base = spec["base"]                                                   # specs that contradict themselves (issue 41)
+    for name, bad in dict(arm_seed=dict(arms=[{"seed": 5}], repeats=2), base_seed=dict(base=dict(base, seed=7), repeats=2),
+                          beta_twice=dict(base={**base, "framework_params.beta": 1.0, "framework_params": {"beta": 2.0}}),
+                          dci_mode=dict(base=dict(base, metrics=["mig", "dci"], metric_params={"dci": {"mode": "nosuch"}})),
+                          mig_huge=dict(base=dict(base, metric_params={"mig": {"num_train": 10 ** 12}}))).items():
+        (w / f"{name}.json").write_text(json.dumps(dict(spec, name=name, **bad)))
     (w / "damaged.sqlite").write_bytes((w / "tiny.sqlite").read_bytes())
     with contextlib.closing(sqlite3.connect(w / "damaged.sqlite")) as con:   # garbage in a JSON column
         con.execute("UPDATE runs SET metrics='{\"mig\": [1'"); con.commit()
@@ -304,6 +310,27 @@ CASES = [
     C("train", *TINY[:2], "--framework", "factorvae", "--param", "disc_layers=1000000", says="disc_layers must be at most 1,000"),
     C("train", *TINY, "--metrics", "mig,mig", says="metric 'mig' is asked for twice"),
     C("evaluate", "{w}/run", "--metrics", "mig,dci,mig", says="metric 'mig' is asked for twice"),
+    # issue 41's robustness hunt: settings accepted in silence, or failing with a traceback or in every run
+    C("train", *TINY, "--loss", "bce", "--loss-param", "eps=2", says="eps must be a number in (0, 0.5)"),
+    C("train", *TINY, "--metric-param", 'dci={"mode": "nosuch"}', says="dci: unknown mode 'nosuch'; accepted: exact, fast"),
+    C("train", *TINY, "--metrics", "mig", "--metric-param", 'mig={"num_train": 1000000000000}',
+      says="mig: its parameters draw 1,000,000,000,000 observations, more than the 10,000,000 a metric may"),
+    C("train", *TINY, "--metric-param", "mig=5", says="mig: its parameters must be a mapping of name to value"),
+    C("train", *TINY, "--metric-param", 'mig={"num_train": 50, "num_train": 60}', says="key 'num_train' is given twice"),
+    C("train", *TINY, "--set", "fixed=x=0,x=1", says="fixed gives factor 'x' twice in 'x=0,x=1'"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--device", "meta", says="unknown device 'meta'; accepted: cpu"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", "--runs", "", says="runs folder '': give a folder's path"),
+    C("sweep", "{w}/tiny.json", "--db", "{w}/y.sqlite", says="DISENTLIT_MALLOC='2' is not accepted: give 0 or 1",
+      env={"DISENTLIT_MALLOC": "2"}),
+    C("sweep", "{w}/arm_seed.json", "--db", "{w}/y.sqlite", says="spec sets 'seed' in arm 1 and the seeds by 'repeats'"),
+    C("sweep", "{w}/base_seed.json", "--db", "{w}/y.sqlite", says="spec sets 'seed' in the base and the seeds by 'repeats'"),
+    C("sweep", "{w}/beta_twice.json", "--db", "{w}/y.sqlite", says="'framework_params.beta' and framework_params: {beta: ...} in "
+      "the base give the same setting twice"),
+    C("sweep", "{w}/dci_mode.json", "--db", "{w}/y.sqlite", says="dci: unknown mode 'nosuch'"),
+    C("sweep", "{w}/mig_huge.json", "--db", "{w}/y.sqlite", says="mig: its parameters draw 1,000,000,000,000 observations"),
+    C("bench", "train", "--device", "meta", says="unknown device 'meta'; accepted: cpu"),
+    C("bench", "train", "--precision", "fp32,fp32", says="precision 'fp32' is listed twice in 'fp32,fp32'"),
+    C("demo", "--out", "", says="demo folder '': give a folder's path"),
     # demo
     C("demo", "--out", "{w}/blocker", says="{w}/blocker"), C("demo", "--out", "{w}/blocker/demo", says="{w}/blocker"),
     C("demo", "--out", "{w}/readonly_dir/demo", says="readonly_dir"), C("demo", "--steps", "0", says="--steps must be >= 1"),
@@ -404,7 +431,91 @@ def _api_cases():
         ("arms against the grid", lambda: expand_spec(dict(name="x", arms=[{"loss": "mse"}], grid={"loss": ["bce"]})),
          "set by an arm and 'loss' by the grid"),
         ("steps past the bound", lambda: RunConfig(steps=10 ** 12).check(), "steps must be at most 100,000,000"),
+        *_hunt_cases(),
     ]
+
+
+def _hunt_cases():
+    "Issue 41's robustness hunt: calls that ran on into a traceback, a hang, a NaN, or in silence."
+    import numpy as np
+    import torch
+    from disentlit.config import check_setting, RunConfig
+    from disentlit.data import DeviceData, to_float, XYObject
+    from disentlit.distances import d_gt, order_score, spearman_rows
+    from disentlit.evaluation import metric_plan
+    from disentlit.family import get_framework, mlp_discriminator
+    from disentlit.losses import BCELoss, get_loss
+    from disentlit.metrics import dci, histogram_discretize, infomec, mig
+    from disentlit.models import DecoderFC, EncoderFC
+    from disentlit.specs import expand_spec
+    from disentlit.statistics import rank_trend, stand_in_rows
+    from disentlit.sweeps import check_run
+    from disentlit.training import resolve_device
+    from disentlit.udr import udr
+    rng, nan = np.random.default_rng(0), float("nan")
+    Z, Y, xyo = rng.normal(size=(300, 3)), rng.integers(0, 3, size=(300, 2)), XYObject()
+    tiny = dict(dataset="xyobject", latents=2, model="fc", width=8)
+    spec = dict(name="api", base=dict(tiny, steps=1, batch_size=4, metrics=["mig"]))
+    return [
+        ("mig: bins 10^9", lambda: mig(Z, Y, bins=10 ** 9), "bins must be at most 100,000, got 1,000,000,000"),
+        ("dci: seed -1", lambda: dci(Z, Y, mode="fast", seed=-1), "dci: seed must be an integer in 0..2**32-1"),
+        ("infomec: n_neighbors 10^6", lambda: infomec(Z, Y, n_neighbors=10 ** 6), "below the 300 samples"),
+        ("histogram_discretize: NaN", lambda: histogram_discretize(np.r_[[[nan] * 3], Z]), "z must be finite to be binned"),
+        ("udr: kl_threshold nan", lambda: udr([Z, Z], kl=[np.ones(3)] * 2, kl_threshold=nan), "kl_threshold must be a finite"),
+        ("udr: alpha -1", lambda: udr([Z, Z], alpha=-1), "udr: alpha must be a finite number > 0"),
+        ("rank_trend: one point", lambda: rank_trend([1], [0.1]), "x to take at least 2 values"),
+        ("rank_trend: constant x", lambda: rank_trend([1, 1, 1], [0.1, 0.2, 0.3]), "x to take at least 2 values"),
+        ("stand_in_rows: effect nan", lambda: stand_in_rows(nan), "effect_size must be a finite number"),
+        ("stand_in_rows: n 10^9", lambda: stand_in_rows(0.5, n=10 ** 9), "n must be an integer in 1..1,000"),
+        ("DeviceData: max_bytes -1", lambda: DeviceData(xyo, max_bytes=-1), "max_bytes must be a whole number >= 0"),
+        ("to_float: mean NaN", lambda: to_float(xyo.obs([0, 1]), mean=[nan], std=[1.0]), "mean must be finite"),
+        ("to_float: std 0", lambda: to_float(xyo.obs([0, 1]), mean=[0.5], std=[0.0]), "std finite and > 0"),
+        ("BCELoss: eps -1", lambda: BCELoss(eps=-1), "eps must be a number in (0, 0.5)"),
+        ("BCELoss: eps nan", lambda: BCELoss(eps=nan), "eps must be a number in (0, 0.5)"),
+        ("mse loss: shapes differ", lambda: get_loss("mse")(torch.zeros(2, 1, 8, 8), torch.zeros(3, 1, 8, 8)),
+         "same shape, got (2, 1, 8, 8) and (3, 1, 8, 8)"),
+        ("bce loss: shapes differ", lambda: get_loss("bce")(torch.zeros(2, 1, 8, 8), torch.zeros(2, 1, 8, 4)), "same shape"),
+        ("order_score: empty", lambda: order_score(np.zeros((0, 0))), "at least one value, got a 0 x 0 matrix"),
+        ("spearman_rows: shapes differ", lambda: spearman_rows(np.zeros((2, 3)), np.zeros((3, 2))), "of the same shape"),
+        ("d_gt: shapes differ", lambda: d_gt([[0, 1]], [[0, 1, 2]]), "d_gt needs positions of the same factors"),
+        ("metric_plan: dci mode", lambda: metric_plan(["dci"], {"dci": {"mode": "nosuch"}}), "dci: unknown mode 'nosuch'"),
+        ("metric_plan: num_train 10^12", lambda: metric_plan(["mig"], {"mig": {"num_train": 10 ** 12}}),
+         "more than the 10,000,000 a metric may"),
+        ("metric_plan: beta_vae groups", lambda: metric_plan(["beta_vae"], {"beta_vae": {"batch_size": 10 ** 4}}),
+         "beta_vae: its parameters draw 300,000,000 observations"),
+        ("metric_plan: bins 10^9", lambda: metric_plan(["mig"], {"mig": {"bins": 10 ** 9}}), "mig: bins must be at most"),
+        ("metric_plan: n_neighbors", lambda: metric_plan(["infomec"], {"infomec": {"num_train": 50, "n_neighbors": 50}}),
+         "n_neighbors must be below num_train (50)"),
+        ("metric_plan: params 5", lambda: metric_plan(["mig"], {"mig": 5}), "mig: its parameters must be a mapping"),
+        ("expand_spec: arm seed", lambda: expand_spec(dict(spec, arms=[{"seed": 3}], repeats=2)),
+         "spec sets 'seed' in arm 1 and the seeds by 'repeats' (seeds 0, 1)"),
+        ("expand_spec: grid seed", lambda: expand_spec(dict(spec, grid={"seed": [1, 2]})), "spec sets 'seed' in the grid"),
+        ("RunConfig: metrics twice", lambda: RunConfig(metrics=("mig", "mig")).check(), "metric 'mig' is asked for twice"),
+        ("check_run: dci mode", lambda: check_run(RunConfig(**tiny, metrics=("dci",), metric_params={"dci": {"mode": "x"}})),
+         "dci: unknown mode 'x'"),
+        ("check_setting: unknown", lambda: check_setting("nosuch", 1), "unknown run setting 'nosuch'; accepted: dataset"),
+        ("factorvae disc_width 10^9", lambda: get_framework("factorvae", obs_shape=(64, 64, 1), latents=2, model="fc",
+                                                            width=8, disc_width=10 ** 9), "parameters (float32) would take"),
+        ("mlp_discriminator: width -1", lambda: mlp_discriminator(2, width=-1), "width must be an integer >= 1, got -1"),
+        ("mlp_discriminator: layers 10^6", lambda: mlp_discriminator(2, width=2, layers=10 ** 6),
+         "layers must be at most 1,000"),
+        ("EncoderFC: hidden 10^9", lambda: EncoderFC((64, 64, 1), 2, hidden=(10 ** 9,)), "EncoderFC's 4,101,000,000,004"),
+        ("DecoderFC: hidden 0", lambda: DecoderFC((64, 64, 1), 2, hidden=(0,)), "layer widths must be integers >= 1"),
+        ("resolve_device: meta", lambda: resolve_device("meta"), "unknown device 'meta'; accepted: cpu, cuda, cuda:N, mps"),
+    ]
+
+
+def test_a_run_of_nan_metrics_is_failed_not_done(tmp_path):
+    "Issue 41: a run function's result of non-finite metrics is recorded as a failed run, with the reason."
+    from disentlit.store import ResultsDB
+    from disentlit.sweeps import run_sweep
+    spec = dict(name="nan", base=dict(dataset="xyobject", latents=2, model="fc", width=8, steps=1, metrics=["mig"]))
+    counts = run_sweep(spec, tmp_path / "n.sqlite", run_fn=lambda c, o, **k: dict(status="done", metrics=dict(mig=float("nan"))),
+                       progress=False)
+    assert counts["done"] == 0 and counts["failed"] == 1, counts
+    db = ResultsDB(tmp_path / "n.sqlite")
+    try: assert db.runs(status="failed")[0]["error"].startswith("the run's metrics are not finite: mig=nan"), db.runs()
+    finally: db.close()
 
 
 @pytest.mark.parametrize("i", range(len(_api_cases())), ids=[name for name, _, _ in _api_cases()])
