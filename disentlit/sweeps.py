@@ -25,13 +25,14 @@ from typing import Callable, Iterable
 import torch
 
 from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, owned_dir, parse_json,
-                            passing, progress_bar, read_file, save_figure, setting, sigterm_as_interrupt, write_json)
+                            passing, progress_bar, read_file, refused_dir, save_figure, setting,
+                            sigterm_as_interrupt, write_json)
 from .data import GroundTruthData
 from .models import AE
 from .config import RunConfig
 from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as before)
 from .training import ready, resolve_device
-from .runs import build_run, read_log, train
+from .runs import _earlier_run, build_run, read_log, train
 from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
                                   scalar_metrics, scorer)
 from .tracking import check_tracker, open_tracker, report_end, TrackedRunDir, traversals_png
@@ -391,8 +392,12 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     spec = spec if isinstance(spec, dict) else load_spec(spec)
     name, configs = expand_spec(spec)
     engine_options = _engine_options(spec, engine, engine_options)
-    if run_fn is None: check_runs(configs)                 # the real runs: every one checked before any starts
+    ours = run_fn is None
+    if ours: check_runs(configs)                           # the real runs: every one checked before any starts
     run_fn = run_fn or (partial(run, track=track, group=name) if track else run)
+    root = runs_folder(db_file(db_path)) if out_root is None else Path(out_root)
+    for c in configs if ours else ():         # a folder of the user's where a run would write: refused before any write
+        if why := refused_dir(root / c.run_id, "run directory", _earlier_run): raise DisentlitError(why)
     out_root, db = _runs_folder(db_file(db_path), out_root), ResultsDB(db_path)
     try:
         _add_sweep(db, name, configs, resume, lease)

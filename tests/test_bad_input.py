@@ -569,6 +569,24 @@ def test_a_users_folder_is_refused_untouched(world, tmp_path, argv, says, extra,
     assert _files(user) == before and out.getvalue() == ""
 
 
+def test_a_users_folder_at_a_runs_place_is_refused_before_any_run(world, tmp_path, monkeypatch):
+    "A folder of the user's where a sweep's last run would write: the sweep is refused before its first run, untouched."
+    from disentlit.specs import expand_spec, load_spec
+    _, configs = expand_spec(load_spec(world / "tiny.json"))
+    runs = tmp_path / "runs"
+    user = runs / configs[-1].run_id
+    user.mkdir(parents=True)
+    for name, text in USERS_FOLDER.items(): (user / name).write_text(text)
+    before, err = _files(runs), io.StringIO()
+    monkeypatch.chdir(tmp_path)
+    with _env({"DISENTLIT_DATA": str(world / "data")}), contextlib.redirect_stdout(io.StringIO()), \
+         contextlib.redirect_stderr(err):
+        try: code = main(["sweep", str(world / "tiny.json"), "--db", str(tmp_path / "new.sqlite"), "--runs", str(runs)])
+        except SystemExit as e: code = e.code
+    assert code == 2 and f"run directory {user} holds files disentlit did not make" in err.getvalue(), err.getvalue()
+    assert _files(runs) == before and not (tmp_path / "new.sqlite").exists()     # no marker, no database, no run
+
+
 @pytest.mark.parametrize("db, says", [(":memory:", "would not keep the results"), ("", "give the path of a file"),
                                       ("{t}/touched.sqlite", "an empty file, not a disentlit results database")])
 def test_a_database_that_cannot_keep_results_is_refused(world, tmp_path, db, says, monkeypatch):

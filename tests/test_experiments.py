@@ -90,7 +90,8 @@ def test_ray_engine_on_a_local_cluster(tmp_path):
     pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'disentlit[ray]'")
     spec = dict(SPEC, name="ray", grid={"framework_params.beta": [0.1, 0.2], "framework_params.fail": [False, True]}, repeats=2)
     code = RAY_SWEEP.format(here=str(HERE), spec=spec, db=str(tmp_path / "ray.sqlite"), out=str(tmp_path / "runs"))
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    slow_start = dict(os.environ, RAY_raylet_start_wait_time_s="180")   # Ray's 30 s default fails on a loaded machine
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=slow_start)
     assert p.returncode == 0, p.stderr[-3000:]
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert r["counts"] == dict(pending=0, running=0, done=4, failed=4)

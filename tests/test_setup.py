@@ -131,7 +131,8 @@ def fresh_demo(tmp_path_factory):
 
 def test_make_demo_in_a_fresh_clone(fresh_demo):
     """`make demo` from a copy of the repository: it makes the venv, installs a CPU torch, runs the demo, leaves no
-    litter outside what .gitignore covers; a second `make install` reuses the venv and keeps its torch."""
+    litter outside what .gitignore covers, installs no development tools (`make runtime`); a second `make runtime`
+    reuses the venv and keeps its torch."""
     if fresh_demo.why_not: pytest.skip(fresh_demo.why_not)
     p, src, env, make = fresh_demo, fresh_demo.src, fresh_demo.env, fresh_demo.make
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -142,8 +143,9 @@ def test_make_demo_in_a_fresh_clone(fresh_demo):
     assert (src / "demo" / "index.html").exists()
     litter = subprocess.run(["git", "status", "--porcelain"], cwd=src, capture_output=True, text=True).stdout
     assert litter == "", f"untracked outputs not covered by .gitignore:\n{litter}"
+    assert subprocess.run([str(venv_python), "-c", "import nbdev"], capture_output=True).returncode != 0   # runtime only
     before = venv_python.resolve().stat().st_ino, (src / ".venv" / "pyvenv.cfg").stat().st_mtime
-    p = subprocess.run(make + ["install"], cwd=src, env=env, capture_output=True, text=True, timeout=900)
+    p = subprocess.run(make + ["runtime"], cwd=src, env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0 and "already installed, kept" in p.stderr, p.stderr[-2000:]
     assert (venv_python.resolve().stat().st_ino, (src / ".venv" / "pyvenv.cfg").stat().st_mtime) == before
 

@@ -145,7 +145,10 @@ def test_a_stopped_submitter_cancels_its_jobs_and_resume_runs_them(tmp_path, mon
     pids = [p for ps in _all_started(out).values() for p in ps]
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) != 0
-    _wait(lambda: not any(_alive(p) for p in pids), timeout=60)                  # every job ended with it
+    try: _wait(lambda: not any(_alive(p) for p in pids), timeout=60)             # every job ended with it
+    except AssertionError:                                   # (seen once on an overloaded machine: say what was left)
+        alive = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:200] for p in pids if _alive(p)}
+        raise AssertionError(f"jobs alive after the submitter ended: {alive}; it said: {proc.stderr.read()[-3000:]}")
     assert ResultsDB(db).counts("jobs") == dict(pending=2, running=0, done=0, failed=0)
     assert not any(_markers(out, "finished").values())
 
