@@ -10,6 +10,7 @@ import dataclasses
 import math
 import os
 import signal
+import threading
 import time
 import traceback
 import warnings
@@ -235,6 +236,17 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
     return n
 
 # %% ../nbs/08ba_engines.ipynb #f878b391
+@contextlib.contextmanager
+def _interruptible_children():
+    """Processes started in the block take SIGINT's default action. A submitter started in the background (`nohup
+    disentlit sweep ... &`) ignores SIGINT and its children inherit that, so a local job's cancel (submitit's SIGINT to
+    its controller) was lost and the job ran on to its end (found by the stopped-submitter test, run in the background)."""
+    ignored = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored: signal.signal(signal.SIGINT, signal.default_int_handler)   # a handler: reset to the default on exec
+    try: yield
+    finally:
+        if ignored: signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 def submitit_engine(db: ResultsDB,                        # the results database
                     sweep: str,                           # the sweep whose pending runs to execute
                     run_fn: Callable,                     # `run_fn(config, out_dir, progress=, device=) -> result`
@@ -271,8 +283,10 @@ def submitit_engine(db: ResultsDB,                        # the results database
 
     slots = len(claimed) if cluster == "slurm" else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus))
     bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress, unit="run")
-    try: return _submitit_runs(db, claimed, submit, max(1, slots), lease_seconds(lease), bar,
-                               poll=0.2 if cluster == "local" else 5.0)
+    try:
+        with _interruptible_children() if cluster == "local" else contextlib.nullcontext():
+            return _submitit_runs(db, claimed, submit, max(1, slots), lease_seconds(lease), bar,
+                                  poll=0.2 if cluster == "local" else 5.0)
     finally: bar.close()
 
 register_engine("submitit", submitit_engine, ("cluster", "partition", "time", "gpus", "cpus", "mem", "array_parallelism"),

@@ -51,12 +51,15 @@ def _wait(what, timeout: float = 240, every: float = 0.05):
     raise AssertionError(f"{what.__doc__ or what} did not happen")
 
 
-def _driver(tmp_path, spec, seconds: float = 0.4) -> tuple[subprocess.Popen, Path, Path]:
-    "A process submitting `spec`'s runs of `slow_run` (sleeping `seconds` each, unless the run says) as local jobs."
+def _driver(tmp_path, spec, seconds: float = 0.4, background: bool = False) -> tuple[subprocess.Popen, Path, Path]:
+    """A process submitting `spec`'s runs of `slow_run` (sleeping `seconds` each, unless the run says) as local jobs;
+    `background`: started as a shell starts `cmd &`, SIGINT ignored (inherited by what it starts)."""
     db, out = tmp_path / "s.sqlite", tmp_path / "runs"
     code = DRIVER.format(here=str(HERE), spec=spec, db=str(db), out=str(out))
     env = dict(os.environ, PYTHONPATH=str(HERE), SLOW_RUN_SECONDS=str(seconds))     # the jobs import sweep_helpers
-    return subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True), db, out
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None
+    return subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ignore), db, out
 
 
 def _started_pids(out: Path) -> dict:
@@ -140,8 +143,10 @@ def test_a_submitter_killed_outright_loses_nothing_and_runs_nothing_twice(tmp_pa
 @needs_submitit
 @needs_linux
 def test_a_stopped_submitter_cancels_its_jobs_and_resume_runs_them(tmp_path, monkeypatch):
-    "SIGTERM to the submitter: it cancels its jobs (none finishes), puts their runs back to pending; --resume runs them."
-    proc, db, out = _driver(tmp_path, SPEC, seconds=60)
+    """SIGTERM to the submitter: it cancels its jobs (none finishes), puts their runs back to pending; --resume runs them.
+    The submitter runs as in the background (`nohup disentlit sweep ... &`: SIGINT ignored), where submitit's local
+    cancel, a SIGINT, was lost until the engine gave its jobs SIGINT's default action."""
+    proc, db, out = _driver(tmp_path, SPEC, seconds=60, background=True)
     pids = [p for ps in _all_started(out).values() for p in ps]
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) != 0
