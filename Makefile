@@ -13,17 +13,16 @@ export PATH := $(abspath $(VENV))/bin:$(PATH)
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { echo "could not create $(VENV): on Debian/Ubuntu, apt-get install python3-venv" >&2; exit 1; }
 
-## Bytecode. pip installs with --no-compile, then one `compileall` on every core compiles the venv's packages (files
-## already compiled are skipped, so a second install costs a second or two). Python would otherwise compile a module at
-## its first import and keep the bytecode, except where PYTHONDONTWRITEBYTECODE is set (many containers set it, and so
-## do this project's machines): there every command recompiled torch at its start, about 7 s each time (measured:
-## `disentlit train --steps 3` 15.1 s without bytecode, 7.7 s with). compileall exits 1 when some file does not compile
-## (packages ship files for other Pythons, never imported): that is not a failed install.
+## --no-compile: Python compiles a module to bytecode when it is first imported and keeps it, so only what is used
+## is compiled, once (a whole-venv `compileall` would add 87 s to `install`, measured here). Python keeps nothing where
+## PYTHONDONTWRITEBYTECODE is set (many containers set it, and so do this project's machines): every command then
+## recompiled torch at its start, about 7 s each time (measured: `disentlit train --steps 3` 15.1 s, 7.7 s with
+## bytecode). So the commands make runs may write it: into this project's venv and its own folders (.gitignore).
+unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL = $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 define install_with
 	$(PY) tools/install_torch.py "$(TORCH)"
 	$(PIP_INSTALL) -e $(1)
-	$(PY) -m compileall -qq -j 0 "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" || true
 endef
 
 ## What the demo needs: torch and disentlit with its runtime dependencies (49 s into a fresh venv here, against 117 s

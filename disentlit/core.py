@@ -233,6 +233,10 @@ def folder_kind(path: str | Path, # a folder
 def _few(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
+def _orphan(f: Path) -> bool:
+    "Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has ended."
+    return bool((m := _TEMP.fullmatch(f.name)) and f.is_file() and not f.is_symlink() and _gone(int(m["pid"])))
+
 def refused_dir(path: str | Path,                       # a folder
                 what: str = "folder",                     # its kind, as `owned_dir` would take it
                 adopt: Callable[[Path], bool] | None = None,   # as `owned_dir`'s
@@ -246,7 +250,8 @@ def refused_dir(path: str | Path,                       # a folder
             return f"{what} {path} is a file, not a folder: give a folder (new or empty, or one disentlit made as a {what})"
         kind = folder_kind(path) if path.is_dir() else None
         if kind not in (None, what): return f"{what} {path} is a disentlit {kind}, not a {what}: give another folder"
-        if kind is None and path.is_dir() and (names := sorted(os.listdir(path))) and not (adopt and adopt(path)):
+        if kind is None and path.is_dir() and (names := sorted(n for n in os.listdir(path) if not _orphan(path / n))) \
+                and not (adopt and adopt(path)):
             return (f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit writes only into a "
                     f"new or empty folder, or one it made: give another folder")
     except OSError as e: return str(os_problem(path, e, what))
@@ -256,15 +261,17 @@ def owned_dir(path: str | Path,                          # the folder
               what: str = "folder",                      # its kind, as messages and the marker name it
               adopt: Callable[[Path], bool] | None = None,  # recognises one an earlier disentlit made, unmarked
               ) -> Path:
-    """The folder `path` as disentlit's own `what`: made and marked if it is new or empty, taken as it is if it holds
-    the marker of a `what` (or `adopt` recognises it), and otherwise refused with a `DisentlitError` before anything
-    in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is written, one
-    of ours by a probe file made and removed)."""
+    """The folder `path` as disentlit's own `what`: made and marked if it is new or empty (temporary files an ended
+    disentlit left there, such as a marker half written when it was killed, are cleared first), taken as it is if it
+    holds the marker of a `what` (or `adopt` recognises it), and otherwise refused with a `DisentlitError` before
+    anything in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is
+    written, one of ours by a probe file made and removed)."""
     if why := refused_dir(path, what, adopt): raise DisentlitError(why)        # the path as given: '' is no folder
     path = Path(path)
     try:
         kind = folder_kind(path) if path.is_dir() else None
         path.mkdir(parents=True, exist_ok=True)
+        if kind is None: remove_orphans(path)              # killed as it marked the folder: its half-written marker
         if kind is not None:                                  # ours already: only a probe, made and removed
             probe = temp_name(path / OWNER_FILE); probe.write_text(""); probe.unlink()
     except OSError as e: raise os_problem(path, e, what) from None
