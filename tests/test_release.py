@@ -3,8 +3,9 @@ holds the package and nothing else; installed into a fresh virtual environment (
 no dev extras) it runs `disentlit --help`, `datasets` and a tiny `train` from a folder outside the checkout, so a
 missing module or an undeclared dependency fails here. And every third-party module the package imports is declared.
 
-One fresh environment serves every check of the installed package (torch is installed once, from pip's configured
-sources: the CPU build where the set-up would take it)."""
+One fresh environment serves both the newcomer's first command and the release: `make demo` in a fresh clone makes it
+(a venv, CPU torch, disentlit's runtime requirements and nothing else), and the wheel is then installed over the
+clone's editable disentlit in it, so torch is installed once."""
 import ast
 import configparser
 import importlib.metadata
@@ -21,10 +22,15 @@ from pathlib import Path
 
 import pytest
 
+from chromium import CHROMIUM, needs_chromium          # skipped without Chromium, saying how to get it
 from conftest import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = "torch==2.13.0"                                            # the Makefile's TORCH
+sys.path.insert(0, str(ROOT / "tools"))
+import install_torch  # noqa: E402
+
+UNREACHABLE = "http://127.0.0.1:9/simple"          # the discard port: refused at once, like an index behind no network
 
 
 def settings() -> configparser.SectionProxy:
@@ -159,20 +165,133 @@ def _timed(cmd, **kw):
     return time.perf_counter() - start
 
 
-def test_the_wheel_in_a_fresh_venv_from_outside_the_checkout(dist, tmp_path):
-    """`pip install` of the wheel alone (runtime dependencies, no dev extras) in a fresh venv with CPU torch first:
-    every module imports, every declared requirement's module imports (the lazy ones too: jinja2 for the demo, PIL
-    and IPython for traversals), pip finds nothing broken, and the console script answers `--help`, lists the
+@pytest.fixture(scope="module")
+def fresh_demo(tmp_path_factory):
+    """`make demo` from a copy of the repository, once for the tests that read it: it makes the venv, installs a CPU
+    torch and runs the demo (10 steps, --json). Where this machine cannot make a fresh venv offline (no make, no CPU
+    torch without the network) the demo runs from this venv instead (`why_not` says why), so its report is still tested."""
+    tmp_path = tmp_path_factory.mktemp("fresh")
+    src = tmp_path / "clone"
+    copy_checkout(ROOT, src)
+    subprocess.run(["git", "init", "-q"], cwd=src, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=src, check=True)
+    subprocess.run(["git", "-c", "user.name=test", "-c", "user.email=test@example.org", "commit", "-qm", "clone"], cwd=src, check=True)
+    # as a newcomer's shell has it: no venv, no disentlit settings, and not inside `make test` (whose MAKEFLAGS and
+    # MAKELEVEL would make this make print "Entering/Leaving directory" lines around the demo's JSON)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VIRTUAL_ENV", "DISENTLIT_")) and k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    env.update(DISENTLIT_GPU="0", DISENTLIT_TORCH_CPU_INDEX=UNREACHABLE, DISENTLIT_DATA=str(tmp_path / "data"),
+               PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(Path(sys.executable).parent))))
+    make, why_not = ["make", f"PYTHON={sys.executable}"], None
+    offline = install_torch.dry_run("torch==2.13.0", ["--ignore-installed", "--no-deps"])
+    if not shutil.which("make"): why_not = "no make on this machine"
+    elif not (offline and install_torch.installs(offline).get("torch", "").endswith("+cpu")):
+        why_not = "this machine offers no CPU build of torch without the network"
+    args = ["--steps", "10", "--json"]
+    if why_not:
+        cmd, cwd = ["disentlit", "demo", "--out", str(src / "demo"), *args], src
+        p = subprocess.run(cmd, cwd=cwd, env=dict(os.environ, DISENTLIT_DATA=str(tmp_path / "data")),
+                           capture_output=True, text=True, timeout=900)
+    else:
+        p = subprocess.run(make + ["demo", f"DEMO_ARGS={' '.join(args)}"], cwd=src, env=env, capture_output=True,
+                           text=True, timeout=1500)
+    p.demo, p.src, p.env, p.make, p.why_not = src / "demo", src, env, make, why_not
+    return p
+
+
+def test_make_demo_in_a_fresh_clone(fresh_demo):
+    """`make demo` from a copy of the repository: it makes the venv, installs a CPU torch, runs the demo, leaves no
+    litter outside what .gitignore covers, installs no development tools (`make runtime`); a second `make runtime`
+    reuses the venv and keeps its torch."""
+    if fresh_demo.why_not: pytest.skip(fresh_demo.why_not)
+    p, src, env, make = fresh_demo, fresh_demo.src, fresh_demo.env, fresh_demo.make
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    venv_python = src / ".venv" / "bin" / "python"
+    assert venv_python.exists() and "install_torch:" in p.stderr and "cannot be reached" in p.stderr, p.stderr[-2000:]
+    version = subprocess.run([str(venv_python), "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+    assert version.stdout.strip().endswith("+cpu"), version.stdout + version.stderr
+    assert (src / "demo" / "index.html").exists()
+    litter = subprocess.run(["git", "status", "--porcelain"], cwd=src, capture_output=True, text=True).stdout
+    assert litter == "", f"untracked outputs not covered by .gitignore:\n{litter}"
+    assert subprocess.run([str(venv_python), "-c", "import nbdev"], capture_output=True).returncode != 0   # runtime only
+    before = venv_python.resolve().stat().st_ino, (src / ".venv" / "pyvenv.cfg").stat().st_mtime
+    p = subprocess.run(make + ["runtime"], cwd=src, env=env, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0 and "already installed, kept" in p.stderr, p.stderr[-2000:]
+    assert (venv_python.resolve().stat().st_ino, (src / ".venv" / "pyvenv.cfg").stat().st_mtime) == before
+
+
+def test_demo_writes_its_report(fresh_demo):
+    "The demo's report, from `make demo` in the fresh clone (`fresh_demo`)."
+    code, out, err, demo = fresh_demo.returncode, fresh_demo.stdout, fresh_demo.stderr, fresh_demo.demo
+    assert code == 0, err
+    objects = [line for line in out.splitlines() if line.startswith("{")]    # make echoes its commands around it
+    assert len(objects) == 1, out[-2000:]
+    r = json.loads(objects[0])                                      # the demo's stdout: one JSON object
+    assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
+    assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
+    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
+        png = demo / f"{name}.png"
+        assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = (demo / "index.html").read_text()
+    srcs = re.findall(r'<img src="([^"]+)"', html)
+    assert len(srcs) >= 8, srcs                 # headline, dataset, overlap, reconstructions, 2 traversals, figures
+    for src in srcs:
+        assert (demo / src).exists(), f"index.html shows a missing file: {src}"
+        assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
+    assert r["conclusion"] in html.replace("&#39;", "'") and "one seed each: no interval" in r["conclusion"]
+    assert "Spearman with ground truth  0.0000" in err and "mig" in err and "2 runs done, 0 failed" in err
+
+
+@needs_chromium
+def test_demo_report_in_a_browser(fresh_demo):
+    """The report as a reader opens it (file://, headless Chromium): every image loads, every figure has a caption that
+    is also its alt text, the conclusion comes first, and the page reads in one column without sideways scrolling."""
+    from playwright.sync_api import sync_playwright
+    code, err, demo = fresh_demo.returncode, fresh_demo.stderr, fresh_demo.demo
+    assert code == 0, err
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                           "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((demo / "index.html").as_uri(), wait_until="load")
+        images = page.eval_on_selector_all("img", "els => els.map(e => [e.getAttribute('src'), e.complete, "
+                                           "e.naturalWidth, e.alt, e.closest('figure') && "
+                                           "e.closest('figure').querySelector('figcaption').textContent])")
+        first = page.eval_on_selector("body > p", "e => e.className")
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+        page.screenshot(path=str(demo / "report.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
+    assert first == "conclusion"
+    assert images and all(done and width > 0 for _, done, width, _, _ in images), images
+    assert all(alt and caption and alt == caption.strip() and len(caption) > 40 for _, _, _, alt, caption in images)
+    assert not wide
+
+
+def test_the_wheel_in_a_fresh_venv_from_outside_the_checkout(dist, fresh_demo, tmp_path):
+    """The wheel alone in a fresh venv that holds CPU torch and disentlit's runtime requirements, nothing else: the
+    fresh clone's (`fresh_demo`, after its tests), the wheel installed over its editable disentlit (or, where that
+    clone could not be made, a new venv: torch, then the wheel with its dependencies). Every module imports, every
+    declared requirement's module imports (the lazy ones too: jinja2 for the demo, PIL and IPython for traversals), pip
+    check finds each requirement the wheel declares installed, and the console script answers `--help`, lists the
     datasets and trains a few steps, from a folder that is not the checkout."""
     _, wheel = dist
-    venv, away = tmp_path / "venv", tmp_path / "elsewhere"
+    venv, away = fresh_demo.src / ".venv", tmp_path / "elsewhere"
     away.mkdir()
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]  # as make does
+    if fresh_demo.why_not or fresh_demo.returncode != 0:
+        venv = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        torch_s = _timed([str(venv / "bin" / "python"), *pip, TORCH])
+        wheel_s = _timed([str(venv / "bin" / "python"), *pip, str(wheel)])
+        print(f"a new venv: torch {torch_s:.1f} s, then the wheel and its dependencies {wheel_s:.1f} s")
+    else:                                     # the wheel in place of the clone's editable install, its files and all
+        wheel_s = _timed([str(venv / "bin" / "python"), *pip, "--force-reinstall", "--no-deps", str(wheel)])
+        print(f"the fresh clone's venv: the wheel over its editable install {wheel_s:.1f} s")
     py, bin_ = venv / "bin" / "python", venv / "bin"
-    pip = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]  # as make does
-    torch_s = _timed(pip + [TORCH])
-    wheel_s = _timed(pip + [str(wheel)])
-    print(f"fresh venv: torch {torch_s:.1f} s, then the wheel and its dependencies {wheel_s:.1f} s")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "DISENTLIT_"))}
     env.update(DISENTLIT_DATA=str(tmp_path / "data"), OMP_NUM_THREADS="1",
                PATH=os.pathsep.join([str(bin_)] + [p for p in env["PATH"].split(os.pathsep)

@@ -37,15 +37,15 @@ at min(its width, the page's content width: 648 px at a 1280 px window) or, in t
 its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
 defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
 
-In the browser (`browser_check`): every page answers 200 without console errors, MathJax typesets, every image loads
+In the browser (`browser_check`), each page reached as a reader reaches it (from the landing page, every sidebar entry
+clicked in turn from the page the last one opened: each must open its page): every page answers 200 without console errors, MathJax typesets, every image loads
 (and the reproduction shows at least its 5 figures), every internal link answers 200, the figure rule at the rendered
 widths, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
 and again at a 390 px phone's): no code, printed output, API table, table, equation or image reaches past the content
 column or hides part of itself behind a sideways scroll bar, and no page scrolls sideways; a screenshot of every page
-(its top and, unless --first-screen, the whole page at 1280 px, its top at 390 px) goes to --out. Then a reader's walk
-(`_walk`), on the site served and opened as files (file://): every sidebar entry (as files: the first, a middle and
-the last), clicked in turn from the page the last one opened, opens its page, and a search for "box blur" gives a
-result that opens a page.
+(its top and, unless --first-screen, the whole page at 1280 px, its top at 390 px) goes to --out. Then a search for "box blur"
+gives a result that opens a page, and the walk again on the site opened as files (file://; `_walk`: the first, a
+middle and the last sidebar entry, and the search).
 """
 from __future__ import annotations
 
@@ -609,30 +609,34 @@ def _local(href: str, base: str) -> bool:
     return href.startswith(base)
 
 
-def _walk(page, base: str, problems: list, mode: str, every: bool = True):
-    """What a reader does first: from the landing page, click every entry of the sidebar in turn, each from the page the
-    last one opened (each must open its page), then type in the search box and click the first result (it must open a
-    page of the site). With `every` False, the first, a middle and the last entry only (the site opened as files: its
-    links are the same relative ones the served walk clicked, and the static links rule found every file)."""
-    _open(page, base + "index.html")
+def _sidebar(page) -> list[tuple[str, str]]:
+    "The entries of the sidebar the current page shows: (text, href), anchors left out."
     entries = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
                                         "els => els.map(e => [e.textContent.trim(), e.getAttribute('href')])")
-    entries = [(text, href) for text, href in entries if href and not href.startswith("#")]
-    if not every and len(entries) > 3: entries = [entries[0], entries[len(entries) // 2], entries[-1]]
-    clicked = 0
-    for text, href in entries:
-        want = urljoin(base + "index.html", href).split("#")[0]
-        try:
-            link = page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first
-            if not link.is_visible():      # not in this page's sidebar as the landing page shows it: from there, then
-                page.goto(base + "index.html", wait_until="domcontentloaded")
+    return [(text, href) for text, href in entries if href and not href.startswith("#")]
+
+
+def _click(page, base: str, text: str, href: str, problems: list, mode: str, wait: bool = False):
+    """Click the sidebar entry `href` on the current page (from the landing page where this one does not show it); it
+    must open its page. With `wait`, wait as `_open` does (the page measured next) and return the response."""
+    want = urljoin(base + "index.html", href).split("#")[0]
+    resp = None
+    try:
+        link = page.locator(f'nav.md-nav--primary a.md-nav__link[href="{href}"]').first
+        if not link.is_visible():          # not in this page's sidebar as the landing page shows it: from there, then
+            page.goto(base + "index.html", wait_until="domcontentloaded")
+        with page.expect_navigation(wait_until="load" if wait else "domcontentloaded", timeout=60_000) as nav:
             link.click(timeout=10_000)
-            page.wait_for_load_state("domcontentloaded")
-            ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
-        except Exception: ok = False
-        if not ok: problems.append(f"browser ({mode}): the sidebar's {text!r} led to {page.url}, not to a page ({want})")
-        clicked += 1
-    if clicked == 0: problems.append(f"browser ({mode}): the sidebar has no links")
+        resp = nav.value
+        if wait: page.wait_for_function(MATHJAX_IDLE, timeout=90_000)
+        ok = page.url.split("#")[0].split("?")[0] == want and page.locator("article h1").count() > 0
+    except Exception: ok = False
+    if not ok: problems.append(f"browser ({mode}): the sidebar's {text!r} led to {page.url}, not to a page ({want})")
+    return resp if ok else None
+
+
+def _search(page, base: str, problems: list, mode: str):
+    "Type in the landing page's search box and click the first result: it must open a page of the site."
     _open(page, base + "index.html")
     try:
         page.locator("label.md-search__icon, .md-search__input").first.click(timeout=10_000)
@@ -644,14 +648,28 @@ def _walk(page, base: str, problems: list, mode: str, every: bool = True):
             problems.append(f"browser ({mode}): the first search result led to {page.url}, not to a page of the site")
     except Exception as e:                                   # no result in time: the search box does not work
         problems.append(f"browser ({mode}): searching for 'box blur' gave no result ({type(e).__name__})")
-    return clicked
+
+
+def _walk(page, base: str, problems: list, mode: str, every: bool = True):
+    """What a reader does first: from the landing page, click every entry of the sidebar in turn, each from the page the
+    last one opened (each must open its page), then search (`_search`). With `every` False, the first, a middle and
+    the last entry only (the site opened as files: its links are the same relative ones the served pass clicked, and
+    the static links rule found every file). The served site's walk is `browser_check`'s own pass over the pages."""
+    _open(page, base + "index.html")
+    entries = _sidebar(page)
+    if not every and len(entries) > 3: entries = [entries[0], entries[len(entries) // 2], entries[-1]]
+    for text, href in entries: _click(page, base, text, href, problems, mode)
+    if not entries: problems.append(f"browser ({mode}): the sidebar has no links")
+    _search(page, base, problems, mode)
+    return len(entries)
 
 
 def browser_check(site: Path, out: Path, only: set | None = None, full: bool = True) -> dict:
     """Every page served over HTTP (console, images, links, figures, equations, screenshots: the first screen at each
-    width, and with `full` the whole page), then the reader's walk (`_walk`) on the site served and opened as files
-    (file://, as `make docs` says one may). Each page is loaded once and measured at both widths (the window resized:
-    the layout follows the width, as in a browser window made narrower)."""
+    width, and with `full` the whole page), reached as a reader reaches it: each sidebar entry clicked in turn from the
+    page the last one opened (each must open its page); then a search (`_search`), and the walk again on the site
+    opened as files (file://, as `make docs` says one may; `_walk`). Each page is loaded once and measured at both
+    widths (the window resized: the layout follows the width, as in a browser window made narrower)."""
     from playwright.sync_api import sync_playwright
     out.mkdir(parents=True, exist_ok=True)
     names = [n for n in site_pages(site) if only is None or n in only]
@@ -666,10 +684,10 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
             links, figures, equations = set(), 0, 0
-            for name in names:
+
+            def visit(name, resp):                  # measure the page open now: at 1280 px, then at 390 px
+                nonlocal figures, equations
                 url = urljoin(base, name + ".html")
-                errors.clear()
-                resp = _open(page, url)
                 if not resp or resp.status != 200: problems.append(f"browser: {url}: status {resp and resp.status}")
                 if errors: problems.append(f"browser: {url}: console errors: {errors[:3]}")
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
@@ -689,7 +707,7 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                                     f"{FIGURE_PAGES[name]}")
                 if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
                 found = page.evaluate(_OVERFLOW)
-                problems += overflow_problems(name, WIDTHS[0], found)
+                problems.extend(overflow_problems(name, WIDTHS[0], found))
                 overflow[WIDTHS[0]][name] = found
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
                 equations += maths
@@ -704,25 +722,48 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                 page.set_viewport_size({"width": WIDTHS[1], "height": 844})         # the same page on a phone
                 page.wait_for_function(f"window.innerWidth === {WIDTHS[1]}")
                 found = page.evaluate(_OVERFLOW)
-                problems += overflow_problems(name, WIDTHS[1], found)
+                problems.extend(overflow_problems(name, WIDTHS[1], found))
                 overflow[WIDTHS[1]][name] = found
                 page.screenshot(path=str(shot := out / f"{name.replace('/', '_')}-{WIDTHS[1]}px.png"))
                 shots.append(str(shot))
                 page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+
+            # The served pass is the reader's walk: from the landing page, each sidebar entry is clicked in turn, from
+            # the page the last one opened, and the page it opens is measured there; pages the sidebar does not list
+            # (or, with `only`, the pages asked for without the landing page) are opened by their address.
+            walk, measured, clicked = only is None or "index" in only, set(), 0
+            if walk:
+                errors.clear()
+                resp = _open(page, urljoin(base, "index.html"))
+                entries = _sidebar(page)
+                if "index" in names: visit("index", resp); measured.add("index")
+                for text, href in entries:
+                    name = href.split("#")[0].removesuffix(".html")
+                    measure = name in names and name not in measured
+                    errors.clear()
+                    resp = _click(page, base, text, href, problems, "served", wait=measure)
+                    clicked += 1
+                    if resp is not None and measure: visit(name, resp); measured.add(name)
+                if not entries: problems.append("browser (served): the sidebar has no links")
+            for name in names:
+                if name in measured: continue
+                errors.clear()
+                visit(name, _open(page, urljoin(base, name + ".html")))
             for link in sorted(links):
                 r = page.request.get(link)
                 if r.status != 200: problems.append(f"links: broken link {link}: {r.status}")
             if figures == 0 and only is None: problems.append("images: no figure rendered with a non-zero size")
             if equations == 0 and only is None: problems.append("browser: no equation was typeset (MathJax did not run)")
             walked = {}
-            if only is None or "index" in only:
-                for mode, root in (("served", base), ("files", site.resolve().as_uri() + "/")):
-                    errors.clear()
-                    walked[mode] = _walk(page, root, problems, mode, every=mode == "served")
-                    # a request cut short by the walk's next click is not an error of the site (each page's loads are
-                    # checked served, above), nor is the favicon, which browsers do not load from file://
-                    real = [e for e in errors if not e.startswith("request failed: ")]
-                    if mode == "files" and real: problems.append(f"browser (files): console errors: {real[:3]}")
+            if walk:
+                walked["served"] = clicked
+                _search(page, base, problems, "served")
+                errors.clear()
+                walked["files"] = _walk(page, site.resolve().as_uri() + "/", problems, "files", every=False)
+                # a request cut short by the walk's next click is not an error of the site (each page's loads are
+                # checked served, above), nor is the favicon, which browsers do not load from file://
+                real = [e for e in errors if not e.startswith("request failed: ")]
+                if real: problems.append(f"browser (files): console errors: {real[:3]}")
             browser.close()
     finally:
         server.shutdown()
