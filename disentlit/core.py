@@ -207,13 +207,17 @@ def _gone(pid: int) -> bool:
     except (PermissionError, OSError): return False
     return False
 
+def _orphan(f: Path) -> bool:
+    "Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has ended."
+    return bool((m := _TEMP.fullmatch(f.name)) and f.is_file() and not f.is_symlink() and _gone(int(m["pid"])))
+
 def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
                    ) -> int:
     """Remove the temporary files `atomic_path` left in `folder` (named by `temp_name`: a file of any other name is
     not ours and stays) whose process no longer runs; returns how many."""
     removed = 0
     for tmp in Path(folder).glob(".*.tmp"):
-        if (m := _TEMP.fullmatch(tmp.name)) and tmp.is_file() and not tmp.is_symlink() and _gone(int(m["pid"])):
+        if _orphan(tmp):
             with contextlib.suppress(OSError): tmp.unlink(); removed += 1
     return removed
 
@@ -232,10 +236,6 @@ def folder_kind(path: str | Path, # a folder
 
 def _few(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
-
-def _orphan(f: Path) -> bool:
-    "Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has ended."
-    return bool((m := _TEMP.fullmatch(f.name)) and f.is_file() and not f.is_symlink() and _gone(int(m["pid"])))
 
 def refused_dir(path: str | Path,                       # a folder
                 what: str = "folder",                     # its kind, as `owned_dir` would take it

@@ -650,14 +650,13 @@ def _search(page, base: str, problems: list, mode: str):
         problems.append(f"browser ({mode}): searching for 'box blur' gave no result ({type(e).__name__})")
 
 
-def _walk(page, base: str, problems: list, mode: str, every: bool = True):
-    """What a reader does first: from the landing page, click every entry of the sidebar in turn, each from the page the
-    last one opened (each must open its page), then search (`_search`). With `every` False, the first, a middle and
-    the last entry only (the site opened as files: its links are the same relative ones the served pass clicked, and
-    the static links rule found every file). The served site's walk is `browser_check`'s own pass over the pages."""
+def _walk(page, base: str, problems: list, mode: str):
+    """The reader's walk on the site opened as files: from the landing page, the first, a middle and the last sidebar
+    entry clicked in turn (its links are the same relative ones `browser_check`'s served pass clicked, every one, and
+    the static links rule found every file), then a search (`_search`)."""
     _open(page, base + "index.html")
     entries = _sidebar(page)
-    if not every and len(entries) > 3: entries = [entries[0], entries[len(entries) // 2], entries[-1]]
+    if len(entries) > 3: entries = [entries[0], entries[len(entries) // 2], entries[-1]]
     for text, href in entries: _click(page, base, text, href, problems, mode)
     if not entries: problems.append(f"browser ({mode}): the sidebar has no links")
     _search(page, base, problems, mode)
@@ -759,7 +758,7 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                 walked["served"] = clicked
                 _search(page, base, problems, "served")
                 errors.clear()
-                walked["files"] = _walk(page, site.resolve().as_uri() + "/", problems, "files", every=False)
+                walked["files"] = _walk(page, site.resolve().as_uri() + "/", problems, "files")
                 # a request cut short by the walk's next click is not an error of the site (each page's loads are
                 # checked served, above), nor is the favicon, which browsers do not load from file://
                 real = [e for e in errors if not e.startswith("request failed: ")]
