@@ -25,11 +25,32 @@ def data_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def cli(data_home):
-    "Run the installed `disentlit` console script; returns (exit status, stdout, stderr)."
+def console(data_home):
+    """Run the installed `disentlit` console script in a process of its own; returns (exit status, stdout, stderr).
+    For what only a process shows: the entry point itself, its streams, signals."""
     def run(*args, timeout=600):
         p = subprocess.run(["disentlit", *args], capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
         return p.returncode, p.stdout, p.stderr
+    return run
+
+
+@pytest.fixture
+def cli(data_home):
+    """Run `disentlit ARGS` in this process, through `disentlit.cli.main` as the console script calls it; returns
+    (exit status, stdout, stderr). A process per command costs 3 to 8 s of imports here (torch, and torch._dynamo at
+    the first optimiser step), most of test_cli's time (measured: 307 s through the console script); `console` runs
+    the script itself for what only a process shows. An exception escaping `main` fails the test: the console script
+    would have printed a traceback."""
+    import contextlib
+    import io
+    from disentlit.cli import main
+
+    def run(*args, timeout=None):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try: code = main([str(a) for a in args])
+            except SystemExit as e: code = e.code if isinstance(e.code, int) else 1    # argparse: usage errors, --help
+        return code, out.getvalue(), err.getvalue()
     return run
 
 

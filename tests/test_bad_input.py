@@ -361,8 +361,8 @@ def test_bad_input(world, argv, says, env, monkeypatch):
 
 @pytest.mark.parametrize("argv", [["train", "--dataset", "xyobject", "--framework", "betavae", "--seed", "-1"],
                                   ["sweep", "/nonexistent.yaml", "--db", "x.sqlite"]])
-def test_bad_input_through_the_console_script(cli, argv):
-    code, out, err = cli(*argv)
+def test_bad_input_through_the_console_script(console, argv):
+    code, out, err = console(*argv)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and out == "", err
 
 

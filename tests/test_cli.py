@@ -1,4 +1,5 @@
-"""The command line contract, end to end through the installed console script."""
+"""The command line contract, end to end: each command through `disentlit.cli.main` in this process (the `cli`
+fixture), and through the installed console script (`console`) where the process itself is what is tested."""
 import json
 import re
 import shlex
@@ -13,15 +14,15 @@ from chromium import CHROMIUM, needs_chromium          # skipped without Chromiu
 from disentlit.cli import parse_params
 
 
-def test_datasets_lists_every_dataset(cli):
-    code, out, err = cli("datasets", "--json")
+def test_datasets_lists_every_dataset(console):
+    code, out, err = console("datasets", "--json")
     assert code == 0, err
     rows = {d["name"]: d for d in json.loads(out)["datasets"]}       # exactly one JSON object on stdout
     assert set(rows) >= {"xysquares", "xyobject", "sprites", "dsprites", "shapes3d", "cars3d", "smallnorb"}
     assert rows["xysquares"]["num_obs"] == 8 ** 6 and rows["xysquares"]["available"]
     assert rows["xysquares"]["factor_names"] == ["x_R", "y_R", "x_G", "y_G", "x_B", "y_B"]
     assert not rows["dsprites"]["available"]                          # nothing downloaded in a fresh data dir
-    code, out, _ = cli("datasets")
+    code, out, _ = console("datasets")
     assert code == 0 and "xysquares" in out and "--prepare dsprites" in out
 
 
@@ -72,7 +73,7 @@ def test_distances_json_schema_and_values(cli):
 
 
 def test_predict_json_scores_and_relabelling(cli):
-    "The order score through the console script: 0 where the MSE sees no order, 1 on a line, renaming changes nothing."
+    "The order score through the command: 0 where the MSE sees no order, 1 on a line, renaming changes nothing."
     def predict(*argv):
         code, out, err = cli("predict", "--traversals", "64", "--json", *argv)
         assert code == 0, err
@@ -186,13 +187,14 @@ def test_streamed_statistics_show_progress_on_stderr_under_json(cli):
     assert json.loads(out)["channels"] == 1 and "stats xysquares" in err and "100%" in err, err
 
 
-def test_progress_lines_when_stderr_is_not_a_terminal(cli, tmp_path):
-    "Training shows whole progress lines (done, of how much, the rate) in a log, under --json too; --quiet silences it."
+def test_progress_lines_when_stderr_is_not_a_terminal(console, tmp_path):
+    """Training, through the console script, shows whole progress lines (done, of how much, the rate) in a log (stderr
+    a pipe), under --json too; --quiet silences it."""
     argv = ["train", "--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--steps", "30", "--batch-size", "8", "--json"]
-    code, out, err = cli(*argv, "--out", str(tmp_path / "a"))
+    code, out, err = console(*argv, "--out", str(tmp_path / "a"))
     assert code == 0 and json.loads(out)["status"] == "done", err
     assert "\r" not in err and re.search(r"betavae a: +100%.* 30/30 \[.*(step/s|s/step)", err), err
-    code, out, err = cli(*argv, "--out", str(tmp_path / "b"), "--quiet")
+    code, out, err = console(*argv, "--out", str(tmp_path / "b"), "--quiet")
     assert code == 0 and err == "", err
 
 
