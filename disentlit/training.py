@@ -222,6 +222,11 @@ def _scored(run: _Run, step: int, timed: bool) -> float:
     return rec["seconds"]
 
 # %% ../nbs/05a_training.ipynb #9fe449a7
+def _unscored(run: _Run, step: int) -> bool:
+    "Whether `step`, where a resumed run starts, is due a learning-curve point its curve does not hold."
+    due = run.config.eval_every is not None and step > 0 and step % run.config.eval_every == 0
+    return due and step not in {p["step"] for p in run.recorder.curve(run.curve)}
+
 def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, float | None]:
     "Steps `start + 1..steps` of `run`; returns when they started, and when the timed ones did (after `warmup`)."
     c, (t0, t_warm) = run.config, (time.perf_counter(), None)
@@ -229,6 +234,7 @@ def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, f
     bar = progress_bar(total=c.steps, initial=start, disable=not progress, unit="step", dynamic_ncols=True,
                        desc=run.framework.name + (f" {Path(run.recorder.path).name}" if run.recorder.path else ""))
     try:
+        if _unscored(run, start): _scored(run, start, False)              # killed while scoring it: scored now
         for step in range(start + 1, c.steps + 1):
             t = time.perf_counter()
             if step == start + warmup + 1: t_warm = t
@@ -236,8 +242,8 @@ def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, f
             scoring = c.eval_every is not None and (step % c.eval_every == 0 or step == c.steps)
             saving = run.recorder.due(step)
             if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(run, bar): break
-            scored = _scored(run, step, t_warm is not None) if scoring else 0.0
             if saving: run.recorder.checkpoint(step, run.framework, run.optimisers, *run.streams[1:])
+            scored = _scored(run, step, t_warm is not None) if scoring else 0.0   # after: a kill keeps the steps
             run.step_seconds.append(time.perf_counter() - t - scored)
     finally: bar.close()
     return t0, t_warm
