@@ -74,3 +74,25 @@ def pytest_terminal_summary(terminalreporter):
     if skipped:
         terminalreporter.write_line(f"{len(skipped)} browser tests skipped (the documentation site, the demo report): no "
                                     f"Chromium on this machine; {HOW}.", yellow=True, bold=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With DISENTLIT_TEST_CPU=FILE, append each test's CPU seconds (setup, call and teardown; this process and the
+    processes it waited for) and wall seconds to FILE as JSON lines: what the suite costs, whatever else the machine is
+    doing (wall times under load measure the load too). How the suite's time was budgeted (Makefile, `test`)."""
+    path = os.environ.get("DISENTLIT_TEST_CPU")
+    if not path:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu():
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    c, t = cpu(), time.perf_counter()
+    yield
+    with open(path, "a") as f:
+        f.write(json.dumps(dict(test=item.nodeid, cpu=round(cpu() - c, 2), wall=round(time.perf_counter() - t, 2))) + "\n")
