@@ -245,15 +245,15 @@ def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown
 
 def test_cell_stats_counts_export_cells_long_lines_and_definitions_followed_by_their_test(tmp_path):
     """`tools/cell_stats.py`: the lines of each export cell (directive and blank lines included), the share of them
-    past 100 characters, and the export cells defining a function or class whose next cell, `show_doc` skipped, is a
-    test (prose or another export in between does not count)."""
+    past 100 characters, and the export cells defining a function or class whose next cell, `show_doc` and import
+    cells skipped, is a test (prose or another export in between does not count)."""
     sys.path.insert(0, str(ROOT / "tools"))
     import cell_stats
     from execnb.nbio import new_nb, mk_cell, write_nb
     long = "x = " + "1 + " * 30 + "1"                                   # 125 characters
     nb = new_nb([mk_cell("#| export\nimport math"),                     # 2 lines, no definition
-                 mk_cell("#| export\ndef f(x):\n\n    return x"),       # 4 lines, followed (show_doc skipped)
-                 mk_cell("show_doc(f)"), mk_cell("assert f(2) == 2"),
+                 mk_cell("#| export\ndef f(x):\n\n    return x"),       # 4 lines, followed (show_doc, import skipped)
+                 mk_cell("show_doc(f)"), mk_cell("import os"), mk_cell("assert f(2) == 2"),
                  mk_cell("#| export\nclass _A: pass\n" + long),          # 3 lines, one long, then prose
                  mk_cell("Prose between.", cell_type="markdown"), mk_cell("assert _A"),
                  mk_cell("#| export\ndef g(): return 1"),                # 2 lines, then another export

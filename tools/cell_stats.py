@@ -12,7 +12,8 @@ What is counted:
   them (the directive and blank lines included: the count the issue's 15 / 31 lines were made with);
 - *long lines* are the lines of export cells longer than 100 characters (`long` is their share);
 - a *definition* is an export cell that defines at least one function or class at its top level; it is
-  *followed* when the next cell, `show_doc` cells skipped, is a code cell that exports nothing: its example or test.
+  *followed* when the next cell, `show_doc` cells and cells of imports only skipped, is a code cell that exports
+  nothing: its example or test.
   Prose between a definition and its test does not count (the test belongs right under it, as in fastcore).
 """
 import ast
@@ -52,15 +53,21 @@ def definitions(source: str) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, kinds)]
 
 
-def _show_doc(cell: dict) -> bool:
-    src = [l for l in code_lines("".join(cell["source"]))]
-    return cell["cell_type"] == "code" and bool(src) and all(_SHOW_DOC.match(l) for l in src)
+def _between(cell: dict) -> bool:
+    """Whether `cell` may stand between a definition and its test: `show_doc` cells, and cells of imports only (nbdev
+    runs every cell with an import when it makes the docs, so a test's imports get a cell of their own)."""
+    if cell["cell_type"] != "code": return False
+    src = code_lines("".join(cell["source"]))
+    if src and all(_SHOW_DOC.match(l) for l in src): return True
+    try: body = ast.parse("\n".join(src)).body
+    except SyntaxError: return False
+    return bool(body) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in body)
 
 
 def followed(cells: list[dict], i: int) -> bool:
-    "Whether the cell after `cells[i]`, `show_doc` cells skipped, is a code cell that exports nothing."
+    "Whether the cell after `cells[i]`, `show_doc` and import cells skipped, is a code cell that exports nothing."
     for cell in cells[i + 1:]:
-        if _show_doc(cell): continue
+        if _between(cell): continue
         return cell["cell_type"] == "code" and not is_export(cell) and bool(code_lines("".join(cell["source"])))
     return False
 
