@@ -19,12 +19,12 @@ from .core import check_precision
 from .models import EncoderConv64
 from .family import check_own_params, FRAMEWORKS
 from .config import MAX_BATCH_SIZE
-from .metrics import (DCI_ES_DEPTHS, histogram_discretize, infomec_nmi, irs, loss_capacity, METRIC_NAMES,
-                               METRICS, modularity_explicitness)
-from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData, relative_strength,
-                                  udr)
-from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_text, distances_text,
-                             loss_text, train_text)
+from .metrics import (DCI_ES_DEPTHS, histogram_discretize, infomec_nmi, irs, loss_capacity,
+                               METRIC_NAMES, METRICS, modularity_explicitness)
+from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData,
+                                  relative_strength, udr)
+from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_text,
+                             distances_text, loss_text, train_text)
 
 # %% auto #0
 __all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'BENCH_FLAGS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs',
@@ -40,7 +40,7 @@ def _float_scores(r: dict) -> dict:
     return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
 
 # %% ../nbs/10b_bench_metrics.ipynb #215eb38f
-def bench_metrics(fast: bool = True,                # DCI's fast mode (else the reference's gradient boosting)
+def bench_metrics(fast: bool = True,                # DCI's fast mode (else the reference's way)
                   repeats: int = 2,                 # timed repetitions
                   batch_size: int = 1024,           # observations per encoder call
                   latents: int = 10,                # of the (untrained) encoder
@@ -48,16 +48,18 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
                   precision: str = "fp32",          # of the encoder
                   progress: bool = False,           # progress bars on stderr
                   reference: str = "scaled",        # one of `REFERENCE_MODES`
-                  throughput_sample: int = 32_768,  # observations the reference's throughput is measured on
+                  throughput_sample: int = 32_768,  # observations timed for the reference's speed
                   ) -> dict:
-    """Seconds for the full metric suite (one sampling and encoding) vs each metric on its own (deduplicated, and the
-    reference's way), best of `repeats`."""
+    """Seconds for the full metric suite (one sampling and encoding) vs each metric on its own
+    (deduplicated, and the reference's way), best of `repeats`."""
     if reference not in REFERENCE_MODES:
-        raise DisentlitError(f"unknown reference mode {reference!r}; accepted: {', '.join(REFERENCE_MODES)}")
+        raise DisentlitError(f"unknown reference mode {reference!r}; "
+                             f"accepted: {', '.join(REFERENCE_MODES)}")
     if not isinstance(throughput_sample, (int, np.integer)) or throughput_sample < 1:
-        raise DisentlitError(f"throughput_sample must be an integer >= 1, got {throughput_sample!r}")
+        raise DisentlitError(f"throughput_sample must be an integer >= 1, "
+                             f"got {throughput_sample!r}")
     data = XYSquares()
-    data.channel_stats()                                       # computed (or read) once, outside the timings
+    data.channel_stats()                           # computed (or read) once, outside the timings
     torch.manual_seed(seed)
     encode = as_encode(EncoderConv64(data.obs_shape[-1], latents), precision=precision)
     kw = dict(seed=seed, batch_size=batch_size, fast=fast, progress=progress)
@@ -76,9 +78,10 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
         encode_indices(encode, data, sample, batch_size=batch_size)
         tp = throughput_sample / (time.perf_counter() - t)
         throughputs.append(tp)
-        # each metric the reference's way, estimated: its own time minus its (deduplicated) encoding, plus every
-        # draw encoded
-        scaled = {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / tp for m, p in per.items()}
+        # each metric the reference's way, estimated: its own time minus its (deduplicated)
+        # encoding, plus every draw encoded
+        scaled = {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / tp
+                  for m, p in per.items()}
         scaled_runs.append(sum(scaled.values()))
         if reference == "full":
             full, ref_scores = {}, {}
@@ -88,32 +91,40 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
                 r = evaluate(encode, data, (m,), dedup=False, **kw)
                 full[m] = time.perf_counter() - t
                 ref_scores.update(_float_scores(r))
-                if r["info"]["encoded"] != r["info"]["draws"]: raise RuntimeError("dedup=False must encode every draw")
+                if r["info"]["encoded"] != r["info"]["draws"]:
+                    raise RuntimeError("dedup=False must encode every draw")
             full_runs.append(time.perf_counter() - t_all)
     info = suite["info"]
     throughput = info["encoded"] / info["seconds"]["encode"]
-    out = dict(dataset=data.name, encoder=f"EncoderConv64(3, {latents}) untrained", precision=precision, fast=fast,
-               dci_mode="fast" if fast else "exact", batch_size=batch_size, repeats=repeats,
+    out = dict(dataset=data.name, encoder=f"EncoderConv64(3, {latents}) untrained",
+               precision=precision, fast=fast, dci_mode="fast" if fast else "exact",
+               batch_size=batch_size, repeats=repeats,
                torch_threads=torch.get_num_threads(), suite_seconds=round(min(suite_runs), 2),
-               per_metric_seconds=round(min(per_runs), 2), speedup=round(min(per_runs) / min(suite_runs), 2),
-               suite_runs=[round(s, 2) for s in suite_runs], per_metric_runs=[round(s, 2) for s in per_runs],
+               per_metric_seconds=round(min(per_runs), 2),
+               speedup=round(min(per_runs) / min(suite_runs), 2),
+               suite_runs=[round(s, 2) for s in suite_runs],
+               per_metric_runs=[round(s, 2) for s in per_runs],
                suite_breakdown=info["seconds"], draws=info["draws"], encoded_suite=info["encoded"],
                encoded_per_metric=int(sum(p["encoded"] for p in per.values())),
                per_metric_breakdown={m: p["seconds"]["total"] for m, p in per.items()},
                encode_per_second=round(throughput),
-               per_draw_encode_seconds_estimate=round(info["draws"] / throughput, 1), reference_mode=reference)
+               per_draw_encode_seconds_estimate=round(info["draws"] / throughput, 1),
+               reference_mode=reference)
     if reference == "none": return out
     ref = min(full_runs) if reference == "full" else min(scaled_runs)
-    out.update(reference_per_metric_seconds=round(ref, 2), speedup_vs_reference=round(ref / min(suite_runs), 2),
+    out.update(reference_per_metric_seconds=round(ref, 2),
+               speedup_vs_reference=round(ref / min(suite_runs), 2),
                encoded_reference=int(sum(p["draws"] for p in per.values())),
                reference_scaled_seconds=round(min(scaled_runs), 2),
                reference_scaled_runs=[round(s, 2) for s in scaled_runs],
                reference_scaled_breakdown={m: round(v, 2) for m, v in scaled.items()},
-               reference_encode_per_second=round(max(throughputs)), reference_throughput_sample=int(throughput_sample),
+               reference_encode_per_second=round(max(throughputs)),
+               reference_throughput_sample=int(throughput_sample),
                reference_encode_per_second_runs=[round(v) for v in throughputs])
     if reference == "full":
         suite_scores = _float_scores(suite)
-        diff = max(abs(v - suite_scores[m][k]) for m, d in ref_scores.items() for k, v in d.items())
+        diff = max(abs(v - suite_scores[m][k])
+                   for m, d in ref_scores.items() for k, v in d.items())
         out.update(reference_measured_seconds=round(min(full_runs), 2),
                    reference_measured_runs=[round(s, 2) for s in full_runs],
                    reference_measured_breakdown={m: round(v, 2) for m, v in full.items()},
@@ -123,34 +134,38 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
 
 # %% ../nbs/10b_bench_metrics.ipynb #51dfd68c
 def _metrics_text(r: dict) -> str:
-    lines = [f"metric suite (MIG, DCI {r['dci_mode']}, SAP, BetaVAE, FactorVAE at the reference sizes) on XYSquares, "
-             f"{r['encoder']}, {r['precision']}, {r['torch_threads']} torch threads, best of {r['repeats']}",
+    lines = [f"metric suite (MIG, DCI {r['dci_mode']}, SAP, BetaVAE, FactorVAE at the reference "
+             f"sizes) on XYSquares, {r['encoder']}, {r['precision']}, {r['torch_threads']} torch "
+             f"threads, best of {r['repeats']}",
              f"  suite: sample and encode once             {r['suite_seconds']:8.1f} s   "
              f"({r['encoded_suite']:,} observations "
              f"encoded for {r['draws']:,} draws)",
              f"  each metric on its own, deduplicated      {r['per_metric_seconds']:8.1f} s   "
              f"({r['encoded_per_metric']:,} encoded)   speed-up {r['speedup']:.2f} x"]
     if r["reference_mode"] != "none":
-        lines.append(f"  each metric on its own, every draw        {r['reference_per_metric_seconds']:8.1f} s   "
+        lines.append(f"  each metric on its own, every draw        "
+                     f"{r['reference_per_metric_seconds']:8.1f} s   "
                      f"({r['encoded_reference']:,} encoded; the reference's way, "
                      + ("MEASURED" if r["reference_mode"] == "full" else
                         f"SCALED from {r['reference_encode_per_second']:,} observations/s on "
                         f"{r['reference_throughput_sample']:,}")
                      + f")   speed-up {r['speedup_vs_reference']:.2f} x")
     if r["reference_mode"] == "full":
-        lines.append(f"    (the scaled estimate in the same run: {r['reference_scaled_seconds']:.1f} s, "
+        lines.append(f"    (the scaled estimate in the same run: "
+                     f"{r['reference_scaled_seconds']:.1f} s, "
                      f"{100 * r['reference_scaled_error']:+.1f}% off; largest score difference "
                      f"{r['reference_max_score_difference']:.2g})")
     return "\n".join(lines)
 
-# %% ../nbs/10b_bench_metrics.ipynb #10c3cc54
+# %% ../nbs/10b_bench_metrics.ipynb #137a7c8d
 def _one_hot_auc(labels, proba, classes) -> float:
-    "Macro ROC-AUC of `proba` against the one-hot `labels` over `classes`, as one call on the indicator matrix."
+    "Macro ROC-AUC of `proba` against one-hot `labels` over `classes`: one call, indicator matrix."
     from sklearn.metrics import roc_auc_score
     return float(roc_auc_score(labels[:, None] == np.asarray(classes)[None], proba))
 
+# %% ../nbs/10b_bench_metrics.ipynb #10c3cc54
 def naive_modularity_explicitness(z, y, z_test, y_test, bins: int = 20) -> dict:
-    "Modularity and explicitness straight from their definitions: one `mutual_info_score` per pair, loops."
+    "Modularity and explicitness from their definitions: one `mutual_info_score` per pair, loops."
     from sklearn.metrics import mutual_info_score
     from sklearn.linear_model import LogisticRegression
     codes = histogram_discretize(z, bins)
@@ -173,7 +188,7 @@ def naive_modularity_explicitness(z, y, z_test, y_test, bins: int = 20) -> dict:
 
 # %% ../nbs/10b_bench_metrics.ipynb #27d9b942
 def naive_irs(z, y, diff_quantile: float = 0.99, bins: int = 20) -> float:
-    "IRS straight from its definition: for each latent, each factor, each value, the group's deviation quantile."
+    "IRS from its definition: for each latent, factor and value, the group's deviation quantile."
     z = z[:, z.var(0) > 0]
     yd = np.stack([np.digitize(c, np.histogram(c, bins)[1][:-1]) for c in y.T.astype(float)], 1)
     scores, weights = [], []
@@ -191,13 +206,14 @@ def naive_irs(z, y, diff_quantile: float = 0.99, bins: int = 20) -> float:
 
 # %% ../nbs/10b_bench_metrics.ipynb #6cb10905
 def naive_loss_capacity(z, y, z_test, y_test, depths=DCI_ES_DEPTHS, seed: int = 0) -> np.ndarray:
-    "The loss-capacity curves (F, T) with one tree grown to each depth: the definition, one probe per capacity."
+    "The loss-capacity curves (F, T) with one tree grown to each depth: one probe per capacity."
     from sklearn.tree import DecisionTreeRegressor
     mu, sd = y.mean(0), y.std(0)
     out = np.zeros((y.shape[1], len(depths)))
     for k in range(y.shape[1]):
         for t, d in enumerate(depths):
-            tree = DecisionTreeRegressor(max_depth=d, random_state=seed).fit(z, (y[:, k] - mu[k]) / sd[k])
+            tree = DecisionTreeRegressor(max_depth=d, random_state=seed).fit(z, (y[:, k] - mu[k])
+                                                                             / sd[k])
             out[k, t] = np.mean((tree.predict(z_test) - (y_test[:, k] - mu[k]) / sd[k]) ** 2)
     return out
 
@@ -207,33 +223,36 @@ def naive_infomec_nmi(z, y, n_neighbors: int = 10, seed: int = 0) -> np.ndarray:
     from sklearn.feature_selection import mutual_info_classif
     from sklearn.metrics import mutual_info_score
     x = (z - z.mean(0)) / np.where(z.std(0) > 0, z.std(0), 1)
-    return np.array([[mutual_info_classif(x[:, j:j + 1], y[:, k], n_neighbors=n_neighbors, random_state=seed)[0]
-                      / mutual_info_score(y[:, k], y[:, k]) for j in range(z.shape[1])] for k in range(y.shape[1])])
+    return np.array([[mutual_info_classif(x[:, j:j + 1], y[:, k], n_neighbors=n_neighbors,
+                                          random_state=seed)[0]
+                      / mutual_info_score(y[:, k], y[:, k]) for j in range(z.shape[1])]
+                     for k in range(y.shape[1])])
 
 # %% ../nbs/10b_bench_metrics.ipynb #5e9f6f56
 def naive_udr_spearman(reps) -> np.ndarray:
-    "UDR model scores (Spearman) with one `spearmanr` call per pair of latents of each pair of models."
+    "UDR model scores (Spearman), one `spearmanr` call per pair of latents of each pair of models."
     from scipy.stats import spearmanr
     M = len(reps)
     pair = np.zeros((M, M))
     for a in range(M):
         for b in range(M):
             if a == b: continue
-            R = np.array([[abs(spearmanr(reps[a][:, i], reps[b][:, j])[0]) for j in range(reps[b].shape[1])]
-                          for i in range(reps[a].shape[1])])
+            R = np.array([[abs(spearmanr(reps[a][:, i], reps[b][:, j])[0])
+                           for j in range(reps[b].shape[1])] for i in range(reps[a].shape[1])])
             pair[a, b] = relative_strength(R)
     return np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
 
-# %% ../nbs/10b_bench_metrics.ipynb #c3d82585
+# %% ../nbs/10b_bench_metrics.ipynb #6d0fd2fc
 def _timed(fn: Callable, repeats: int) -> tuple:
-    "(the result of an untimed first call of `fn`, the seconds of the fastest of `repeats` timed calls)."
+    "(the result of an untimed first call of `fn`, the seconds of the fastest of `repeats` calls)."
     out, best = fn(), float("inf")
     for _ in range(repeats):
         t = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t)
     return out, best
 
+# %% ../nbs/10b_bench_metrics.ipynb #69ca261b
 def _bench_representation(data, seed: int = 0):
-    "A partly entangled representation of `data`'s factors: mixed, noisy, plus four latents of noise. fn(pos) -> z."
+    "A partly entangled representation of `data`'s factors (mixed, noisy, four noise latents)."
     rng = np.random.default_rng(seed)
     sizes, F = np.array(data.sizes), data.num_factors
     mix = np.eye(F) + 0.3 * rng.normal(size=(F, F))
@@ -244,39 +263,46 @@ def _bench_representation(data, seed: int = 0):
         return np.c_[unit @ mix.T + 0.2 * noise[:, :F], noise[:, F:]]
     return fn
 
+# %% ../nbs/10b_bench_metrics.ipynb #82ba31e5
 def bench_metric_functions(n: int = 10_000,   # training samples (and half as many test samples)
                            repeats: int = 1,  # timed repetitions of each side (best of)
                            models: int = 5,   # UDR: representations compared
                            seed: int = 0,     # of the representation and the samples
                            suite: bool = True, # also time the full suite through `evaluate`
                            ) -> dict:
-    """Seconds of the full metric suite on a 10,000-sample representation, and of each newer metric against a
-    straightforward implementation of its definition (the ratio, and the largest difference of their scores)."""
+    """Seconds of the full metric suite on a 10,000-sample representation, and of each newer metric
+    against a straightforward implementation of its definition (the ratio, and the largest
+    difference of their scores)."""
     space = IndexData(XYSquares().names, XYSquares().sizes)
     fn = _bench_representation(space, seed)
-    out = dict(n_train=n, n_test=n // 2, latents=space.num_factors + 4, factors=space.num_factors, repeats=repeats)
+    out = dict(n_train=n, n_test=n // 2, latents=space.num_factors + 4, factors=space.num_factors,
+               repeats=repeats)
     if suite:
         t = time.perf_counter()
         r = evaluate(factor_encoder(space, fn), space, METRIC_NAMES, seed=seed, batch_size=4096)
-        out.update(suite_seconds=round(time.perf_counter() - t, 2), suite_breakdown=r["info"]["seconds"])
+        out.update(suite_seconds=round(time.perf_counter() - t, 2),
+                   suite_breakdown=r["info"]["seconds"])
     rng = np.random.default_rng([seed, 2])
     y = space.sample_pos(n + n // 2, rng)
     z = fn(y).astype(np.float64)
     tr, te = (z[:n], y[:n]), (z[n:], y[n:])
     F = space.num_factors
-    reps = [np.c_[z[:n, :F] + 0.2 * rng.normal(size=(n, F)), rng.normal(size=(n, 4))] for _ in range(models)]
+    reps = [np.c_[z[:n, :F] + 0.2 * rng.normal(size=(n, F)), rng.normal(size=(n, 4))]
+            for _ in range(models)]
     pairs = dict(
-        modularity=(lambda: modularity_explicitness(*tr, *te), lambda: naive_modularity_explicitness(*tr, *te),
+        modularity=(lambda: modularity_explicitness(*tr, *te),
+                    lambda: naive_modularity_explicitness(*tr, *te),
                     lambda a, b: max(abs(a[k] - b[k]) for k in b)),
         irs=(lambda: irs(*tr)["irs"], lambda: naive_irs(*tr), lambda a, b: abs(a - b)),
         dci_es=(lambda: loss_capacity(*tr, *te)[0], lambda: naive_loss_capacity(*tr, *te),
                 lambda a, b: float(np.abs(a - b).max())),
-        infomec=(lambda: infomec_nmi(*tr), lambda: naive_infomec_nmi(*tr), lambda a, b: float(np.abs(a - b).max())),
-        udr=(lambda: udr(reps, correlation="spearman")["model_scores"], lambda: naive_udr_spearman(reps),
-             lambda a, b: float(np.abs(a - b).max())))
+        infomec=(lambda: infomec_nmi(*tr), lambda: naive_infomec_nmi(*tr),
+                 lambda a, b: float(np.abs(a - b).max())),
+        udr=(lambda: udr(reps, correlation="spearman")["model_scores"],
+             lambda: naive_udr_spearman(reps), lambda a, b: float(np.abs(a - b).max())))
     rows = {}
     for name, (fast, slow, diff) in pairs.items():
-        with threadpool_limits(1):                   # one BLAS thread on both sides, as `evaluate` scores
+        with threadpool_limits(1):           # one BLAS thread on both sides, as `evaluate` scores
             (a, t_fast), (b, t_slow) = _timed(fast, repeats), _timed(slow, repeats)
         rows[name] = dict(seconds=round(t_fast, 3), straightforward_seconds=round(t_slow, 3),
                           speedup=round(t_slow / t_fast, 2), max_score_difference=float(diff(a, b)))
@@ -285,14 +311,16 @@ def bench_metric_functions(n: int = 10_000,   # training samples (and half as ma
 
 # %% ../nbs/10b_bench_metrics.ipynb #e8145554
 def _functions_text(r: dict) -> str:
-    lines = [f"newer metrics on arrays ({r['n_train']:,} train + {r['n_test']:,} test samples, {r['latents']} latents, "
-             f"{r['factors']} factors), best of {r['repeats']}"]
+    lines = [f"newer metrics on arrays ({r['n_train']:,} train + {r['n_test']:,} test samples, "
+             f"{r['latents']} latents, {r['factors']} factors), best of {r['repeats']}"]
     if "suite_seconds" in r:
         per = ", ".join(f"{m} {v:.1f}" for m, v in r["suite_breakdown"].items()
                         if m not in ("sample", "encode", "total"))
-        lines.append(f"  full suite through evaluate (9 metrics)   {r['suite_seconds']:8.1f} s   ({per} s)")
+        lines.append(f"  full suite through evaluate (9 metrics)   {r['suite_seconds']:8.1f} s   "
+                     f"({per} s)")
     for m, row in r["new_metrics"].items():
-        lines.append(f"  {m:<11} {row['seconds']:8.3f} s against {row['straightforward_seconds']:8.3f} s "
+        lines.append(f"  {m:<11} {row['seconds']:8.3f} s against "
+                     f"{row['straightforward_seconds']:8.3f} s "
                      f"straightforward   speed-up {row['speedup']:6.2f} x   "
                      f"(scores differ by {row['max_score_difference']:.1g})")
     return "\n".join(lines)
@@ -305,15 +333,17 @@ def _precisions(precision: str) -> list[str]:
     "The precisions of a comma-separated list, each checked."
     precisions = [p.strip() for p in precision.split(",")]
     if "" in precisions:
-        raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, got {precision!r}")
+        raise DisentlitError(f"precision must be a comma-separated list such as fp32,bf16, "
+                             f"got {precision!r}")
     if twice := next((p for i, p in enumerate(precisions) if p in precisions[:i]), None):
-        raise DisentlitError(f"precision {twice!r} is listed twice in {precision!r}; list each once")
+        raise DisentlitError(f"precision {twice!r} is listed twice in {precision!r}; "
+                             "list each once")
     return [check_precision(p) for p in precisions]
 
 # %% ../nbs/10b_bench_metrics.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
-              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2 (newer metrics 1)
+              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2 (new 1)
               pairs: int = 50_000,            # distances: pairs per row of Table A1
               precision: str = "fp32,bf16",   # train: comma-separated; metrics: the first listed
               exact: bool = False,            # metrics: DCI with the reference's gradient boosting
@@ -322,23 +352,29 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
               framework: str = "betavae",     # train: the framework
               params: dict | None = None,     # train: its own parameters
               device=None,                    # train: where both loops run
-              untuned_baseline: bool = True,  # train: time a step in a fresh process with the allocator left alone
+              untuned_baseline: bool = True,  # train: a step in a fresh process, allocator untuned
               compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
-    """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the lines it prints. The
-    batch size defaults to 256 (the metrics' encoding batch to 1024); `precision` is a comma-separated list for
-    `train`, of which `metrics` takes the first."""
-    if what not in BENCHMARKS: raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
+    """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the
+    lines it prints. The batch size defaults to 256 (the metrics' encoding batch to 1024);
+    `precision` is a comma-separated list for `train`, of which `metrics` takes the first."""
+    if what not in BENCHMARKS:
+        raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = batch_size or (1024 if what == "metrics" else 256)
-    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)     # the metrics only encode: more at a time
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= limit:
+    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)   # metrics only encode: more at once
+    if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+            or not 1 <= batch_size <= limit):
         size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
-                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})") if isinstance(batch_size, int) else ""
-        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, got {batch_size!r}{size}")
-    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):   # a benchmark that would never end
+                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})"
+                ) if isinstance(batch_size, int) else ""
+        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, "
+                             f"got {batch_size!r}{size}")
+    # a benchmark that would never end
+    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most):
-            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, got {v!r}")
+            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, "
+                                 f"got {v!r}")
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
         return r, data_text(r)
@@ -350,57 +386,72 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
         return r, loss_text(r)
     if what == "metrics":
         r = bench_metrics(fast=not exact, repeats=repeats or 2, batch_size=batch_size,
-                          precision=precision.split(",")[0].strip(), progress=progress, reference=reference)
+                          precision=precision.split(",")[0].strip(), progress=progress,
+                          reference=reference)
         r["functions"] = bench_metric_functions(repeats=repeats or 1)
         return r, _metrics_text(r) + "\n" + _functions_text(r["functions"])
     precisions = _precisions(precision)
     if framework not in FRAMEWORKS:
         raise DisentlitError(f"unknown framework {framework!r}; accepted: {', '.join(FRAMEWORKS)}")
     params = check_own_params(framework, dict(params or {}))
-    runs = {p: bench_train(framework, precision=p, steps=steps, repeats=repeats or 3, batch_size=batch_size,
-                           params=params, untuned_baseline=untuned_baseline, device=device, progress=progress,
-                           compile=compile)
+    runs = {p: bench_train(framework, precision=p, steps=steps, repeats=repeats or 3,
+                           batch_size=batch_size, params=params, untuned_baseline=untuned_baseline,
+                           device=device, progress=progress, compile=compile)
             for p in precisions}
     r = dict(framework=framework, dataset="xysquares", batch_size=batch_size, channels_last=True,
              torch_threads=torch.get_num_threads(), runs=runs)
     return r, train_text(r, params, repeats or 3)
 
 # %% ../nbs/10b_bench_metrics.ipynb #57fdf9af
-BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"), "--repeats": ("data", "train", "loss", "metrics"),
-               "--pairs": ("distances",), "--precision": ("train", "metrics"), "--exact": ("metrics",),
-               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",), "--param": ("train",),
-               "--device": ("train",), "--compile": ("train",), "--no-allocator": ("train",)}   # what each goes with
+BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what each flag goes with
+               "--repeats": ("data", "train", "loss", "metrics"), "--pairs": ("distances",),
+               "--precision": ("train", "metrics"), "--exact": ("metrics",),
+               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",),
+               "--param": ("train",), "--device": ("train",), "--compile": ("train",),
+               "--no-allocator": ("train",)}
 
 def add_bench_flags(b: argparse.ArgumentParser):
-    "The arguments of `disentlit bench`: which benchmark, and its flags (`--param` is the command's KEY=VALUE list)."
+    "The arguments of `disentlit bench`: which benchmark, and its flags (`--param`: KEY=VALUE)."
     b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
     b.add_argument("--batch-size", type=int, default=None,
-                   help="data, train, loss: the batch size (default 256); metrics: the encoding batch (default 1024)")
-    b.add_argument("--pairs", type=int, default=None, help="distances: pairs per row of Table A1 (default 50,000)")
+                   help="data, train, loss: the batch size (default 256); metrics: the encoding "
+                        "batch (default 1024)")
+    b.add_argument("--pairs", type=int, default=None,
+                   help="distances: pairs per row of Table A1 (default 50,000)")
     b.add_argument("--repeats", type=int, default=None,
                    help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
     b.add_argument("--precision", default=None,
                    help="train: comma-separated (default fp32,bf16); metrics: the first one listed")
-    b.add_argument("--exact", action="store_true", help="metrics: DCI with the reference's gradient boosting (slow)")
+    b.add_argument("--exact", action="store_true",
+                   help="metrics: DCI with the reference's gradient boosting (slow)")
     b.add_argument("--reference", default=None, metavar="|".join(REFERENCE_MODES),
-                   help="metrics: the reference's per-metric path (every draw encoded), scaled from a measured "
-                        "throughput (default), fully measured (many minutes), or skipped")
-    b.add_argument("--steps", type=int, default=None, help="train: timed steps per repetition (default 6)")
+                   help="metrics: the reference's per-metric path (every draw encoded), scaled "
+                        "from a measured throughput (default), fully measured (many minutes), or "
+                        "skipped")
+    b.add_argument("--steps", type=int, default=None,
+                   help="train: timed steps per repetition (default 6)")
     b.add_argument("--framework", default=None, help="train: framework name (default betavae)")
     b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="train: a framework parameter (repeatable), e.g. --param disc_precision=fp32")
-    b.add_argument("--device", help="train: where both loops run (default: cuda when there is one, else cpu)")
-    b.add_argument("--compile", action="store_true", help="train: fit with its loss compiled (torch.compile)")
+                   help="train: a framework parameter (repeatable), "
+                        "e.g. --param disc_precision=fp32")
+    b.add_argument("--device",
+                   help="train: where both loops run (default: cuda when there is one, else cpu)")
+    b.add_argument("--compile", action="store_true",
+                   help="train: fit with its loss compiled (torch.compile)")
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
 
+# %% ../nbs/10b_bench_metrics.ipynb #01280d89
 def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed
                   ) -> dict:
-    "`run_bench`'s arguments from `disentlit bench`'s flags (but `--param`'s); a flag of another benchmark refused."
-    for flag, whats in BENCH_FLAGS.items():                    # a flag of another benchmark is refused, not ignored
-        if getattr(args, flag[2:].replace("-", "_")) not in (None, False, []) and args.what not in whats:
-            raise DisentlitError(f"{flag} goes with bench {' or '.join(whats)}, not bench {args.what}")
-    given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs, precision=args.precision,
-                 reference=args.reference, steps=args.steps, framework=args.framework, device=args.device)
+    "`run_bench`'s arguments from `disentlit bench`'s flags (not `--param`); others' flags refused."
+    for flag, whats in BENCH_FLAGS.items():    # a flag of another benchmark is refused, not ignored
+        if (getattr(args, flag[2:].replace("-", "_")) not in (None, False, [])
+                and args.what not in whats):
+            raise DisentlitError(f"{flag} goes with bench {' or '.join(whats)}, "
+                                 f"not bench {args.what}")
+    given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
+                 precision=args.precision, reference=args.reference, steps=args.steps,
+                 framework=args.framework, device=args.device)
     return dict(exact=args.exact, untuned_baseline=not args.no_allocator, compile=args.compile,
                 **{k: v for k, v in given.items() if v is not None})

@@ -16,12 +16,12 @@ from .data import GroundTruthData
 from .distances import dataset_report, mse, pairwise, pairwise_by_pair
 
 # %% auto #0
-__all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedLoss', 'AugmentedDistance',
+__all__ = ['LOSSES', 'ReconLoss', 'MSELoss', 'BCELoss', 'box_band', 'box_blur', 'AugmentedDistance', 'AugmentedLoss',
            'box_blur_loss', 'get_loss', 'distance_report']
 
 # %% ../nbs/04_losses.ipynb #78d44ca9
 class ReconLoss:
-    "A reconstruction loss `loss(x_out, x) -> (N,)` with its activation, standardisation and perceived distance."
+    "Reconstruction loss `loss(x_out, x) -> (N,)`: activation, standardisation, perceived distance."
     name: str = ""
     standardise: bool = True
 
@@ -41,21 +41,22 @@ class ReconLoss:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
+# %% ../nbs/04_losses.ipynb #44e4ac15
 def _same_shape(out: torch.Tensor, x: torch.Tensor):
-    "Refuse outputs and targets of different shapes (torch would broadcast them, or fail with a traceback)."
+    "Refuse outputs and targets of different shapes (torch would broadcast them, or fail)."
     if out.shape != x.shape:
-        raise DisentlitError(f"a loss compares outputs and targets of the same shape, got {tuple(out.shape)} and "
-                             f"{tuple(x.shape)}")
+        raise DisentlitError(f"a loss compares outputs and targets of the same shape, got "
+                             f"{tuple(out.shape)} and {tuple(x.shape)}")
 
 # %% ../nbs/04_losses.ipynb #63978e4e
 class MSELoss(ReconLoss):
-    "Pixel-wise mean squared error per observation (C.1), times `scale`; trains on standardised inputs."
+    "Pixel-wise mean squared error per observation (C.1), times `scale`; standardised inputs."
     name = "mse"
 
     def __init__(self,
                  scale: float = 1.0): # a constant factor: the loss's weight against the regulariser
-        if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale)
-                and scale > 0):
+        if not (isinstance(scale, (int, float)) and not isinstance(scale, bool)
+                and math.isfinite(scale) and scale > 0):
             raise DisentlitError(f"scale must be a finite number > 0, got {scale!r}")
         self.scale = float(scale)
 
@@ -66,21 +67,19 @@ class MSELoss(ReconLoss):
         return mse(out, x) if self.scale == 1 else self.scale * mse(out, x)
     @property
     def distance(self) -> Callable:
-        "02's `mse` itself at scale 1 (so `d_pcv` takes its exact uint8 path), else the MSE times `scale`."
+        "02's `mse` itself at scale 1 (`d_pcv`'s exact uint8 path), else the MSE times `scale`."
         return mse if self.scale == 1 else lambda x_a, x_b: self.scale * mse(x_a, x_b)
-
 
 # %% ../nbs/04_losses.ipynb #77d7b98f
 class BCELoss(ReconLoss):
-    """Bernoulli negative log-likelihood per observation (mean over elements); decoder outputs are logits, targets in
-    [0, 1]."""
+    "Bernoulli NLL per observation (mean over elements) of logits against targets in [0, 1]."
     name, standardise = "bce", False
 
     def __init__(self,
                  eps: float = 1e-6): # the distance clamps probabilities to [eps, 1 - eps]
         if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 0.5):
-            raise DisentlitError(f"eps must be a number in (0, 0.5) (probabilities are clamped to [eps, 1 - eps]), "
-                                 f"got {eps!r}")
+            raise DisentlitError(f"eps must be a number in (0, 0.5) (probabilities are clamped to "
+                                 f"[eps, 1 - eps]), got {eps!r}")
         self.eps = eps
     def activate(self, out): return torch.sigmoid(out)
     def __call__(self, out, x):
@@ -101,7 +100,7 @@ def box_band(
     dtype=torch.float32, # the matrix's dtype
     device=None, # the matrix's device
 ) -> torch.Tensor:
-    "The (n, n) matrix of the 1-D box filter of `radius` with zero padding: 1/(2r+1) where |i - j| <= r."
+    "The (n, n) matrix of the 1-D box filter of `radius`: 1/(2r+1) where |i - j| <= r (zero pad)."
     key = (n, radius, dtype, str(device))
     if key not in _BANDS:
         i = torch.arange(n, device=device)
@@ -120,49 +119,22 @@ class _SeparableBlur(torch.autograd.Function):
         bh, bw = ctx.saved_tensors
         return bh.mT @ g @ bw, None, None
 
+# %% ../nbs/04_losses.ipynb #48bf229c
 def box_blur(
     x: torch.Tensor, # images (..., H, W)
     radius: int = 31, # the box's radius r: the mean over (2r+1)^2 pixels
 ) -> torch.Tensor:
-    """Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding; cost independent of
-    r."""
+    """Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding;
+    cost independent of r."""
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
         raise DisentlitError(f"the box blur radius must be an integer >= 0, got {radius!r}")
     H, W = x.shape[-2:]
-    return _SeparableBlur.apply(x, box_band(H, radius, x.dtype, x.device), box_band(W, radius, x.dtype, x.device))
-
-# %% ../nbs/04_losses.ipynb #5653568c
-class AugmentedLoss(ReconLoss):
-    "L(x, x_hat) + alpha * L(aug(x), aug(x_hat)) (equation 11) for a base loss and a differentiable `augment`."
-    def __init__(self,
-                 base: ReconLoss, # the loss L, and its perceived distance
-                 augment: Callable, # a differentiable map of observations (N, C, H, W) -> (N, ...)
-                 alpha: float, # the weight of the augmented term, >= 0
-                 linear: bool = False, # whether `augment` is linear (one augmentation per loss for an MSE base)
-                 name: str = "augmented", # the name a run records
-                 params: dict | None = None): # the parameters a run records (what rebuilds it by name)
-        if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and math.isfinite(alpha)
-                and alpha >= 0):
-            raise DisentlitError(f"alpha must be a finite number >= 0, got {alpha!r}")
-        self.base, self.augment, self.alpha, self.linear = base, augment, float(alpha), linear
-        self.name, self._params, self.standardise = name, dict(params or {}), base.standardise
-        self.distance = AugmentedDistance(self)
-
-    @property
-    def params(self) -> dict: return self._params
-    def activate(self, out): return self.base.activate(out)
-
-    def __call__(self, out, x):
-        _same_shape(out, x)
-        if self.linear and isinstance(self.base, MSELoss):           # blur(x_hat) - blur(x) = blur(x_hat - x)
-            d = out - x
-            return d.square().flatten(1).mean(1) + self.alpha * self.augment(d).square().flatten(1).mean(1)
-        extra = self.base.distance(self.augment(x), self.augment(self.base.activate(out)))
-        return self.base(out, x) + self.alpha * extra
+    return _SeparableBlur.apply(x, box_band(H, radius, x.dtype, x.device),
+                                box_band(W, radius, x.dtype, x.device))
 
 # %% ../nbs/04_losses.ipynb #04d319a6
 class AugmentedDistance:
-    "The perceived distance of an augmented loss, d(a, b) + alpha * d(aug(a), aug(b)), and its all-pairs form."
+    "An augmented loss's perceived distance, d(a, b) + alpha * d(aug(a), aug(b)), and all pairs."
     def __init__(self,
                  loss: AugmentedLoss): # the loss whose base, augmentation and alpha it uses
         self.loss = loss
@@ -174,10 +146,40 @@ class AugmentedDistance:
     def pairwise(self,
                  x: torch.Tensor, # traversals of observations (B, f, C, H, W)
                 ) -> torch.Tensor:
-        "(B, f, C, H, W) -> (B, f, f), as 02's `pairwise`: two Gram-matrix passes for an MSE base, else pair by pair."
+        "(B, f, C, H, W) -> (B, f, f) as 02's `pairwise`: Gram passes for an MSE base, else pairs."
         l = self.loss
         if not isinstance(l.base, MSELoss): return pairwise_by_pair(self, x)
         return pairwise(mse, x) + l.alpha * pairwise(mse, l.augment(x.flatten(0, 1)).view_as(x))
+
+# %% ../nbs/04_losses.ipynb #5653568c
+class AugmentedLoss(ReconLoss):
+    "L(x, x_hat) + alpha * L(aug(x), aug(x_hat)) (equation 11), for a base loss and an `augment`."
+    def __init__(self,
+                 base: ReconLoss, # the loss L, and its perceived distance
+                 augment: Callable, # a differentiable map of observations (N, C, H, W) -> (N, ...)
+                 alpha: float, # the weight of the augmented term, >= 0
+                 linear: bool = False, # whether `augment` is linear (an MSE base augments once)
+                 name: str = "augmented", # the name a run records
+                 params: dict | None = None): # the parameters a run records (to rebuild it by name)
+        if not (isinstance(alpha, (int, float)) and not isinstance(alpha, bool)
+                and math.isfinite(alpha) and alpha >= 0):
+            raise DisentlitError(f"alpha must be a finite number >= 0, got {alpha!r}")
+        self.base, self.augment, self.alpha, self.linear = base, augment, float(alpha), linear
+        self.name, self._params, self.standardise = name, dict(params or {}), base.standardise
+        self.distance = AugmentedDistance(self)
+
+    @property
+    def params(self) -> dict: return self._params
+    def activate(self, out): return self.base.activate(out)
+
+    def __call__(self, out, x):
+        _same_shape(out, x)
+        if self.linear and isinstance(self.base, MSELoss):  # blur(x_hat) - blur(x) = blur(x_hat-x)
+            d = out - x
+            return (d.square().flatten(1).mean(1)
+                    + self.alpha * self.augment(d).square().flatten(1).mean(1))
+        extra = self.base.distance(self.augment(x), self.augment(self.base.activate(out)))
+        return self.base(out, x) + self.alpha * extra
 
 # %% ../nbs/04_losses.ipynb #154a2428
 def box_blur_loss(
@@ -185,25 +187,28 @@ def box_blur_loss(
     alpha: float | None = None, # the weight of the blurred term (default: (2r+1)^2)
     base: str = "mse", # the base loss: 'mse' or 'bce'
 ) -> AugmentedLoss:
-    "The box-blur augmented loss of Section 6: base + alpha * base(blur(x), blur(x_hat)); alpha defaults to (2r+1)^2."
+    "Section 6's loss: base + alpha * base(blur(x), blur(x_hat)); alpha defaults to (2r+1)^2."
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
         raise DisentlitError(f"radius must be an integer >= 0, got {radius!r}")
-    if base not in ("mse", "bce"): raise DisentlitError(f"unknown base loss {base!r}; accepted: mse, bce")
+    if base not in ("mse", "bce"):
+        raise DisentlitError(f"unknown base loss {base!r}; accepted: mse, bce")
     alpha = float((2 * radius + 1) ** 2) if alpha is None else alpha
     params = dict(radius=radius, alpha=alpha, **({} if base == "mse" else dict(base=base)))
-    return AugmentedLoss(MSELoss() if base == "mse" else BCELoss(), lambda x: box_blur(x, radius), alpha,
-                         linear=True, name="box_blur", params=params)
+    return AugmentedLoss(MSELoss() if base == "mse" else BCELoss(), lambda x: box_blur(x, radius),
+                         alpha, linear=True, name="box_blur", params=params)
 
-# %% ../nbs/04_losses.ipynb #0ba9e844
+# %% ../nbs/04_losses.ipynb #0416c387
 LOSSES: dict[str, Callable[..., ReconLoss]] = dict(mse=MSELoss, bce=BCELoss, box_blur=box_blur_loss)
 _LOSS_PARAMS = dict(mse=("scale",), bce=("eps",), box_blur=("radius", "alpha", "base"))
 
+# %% ../nbs/04_losses.ipynb #0ba9e844
 def get_loss(
     name: str, # 'mse', 'bce' or 'box_blur'
     **params, # the loss's parameters
 ) -> ReconLoss:
-    "Reconstruction loss `name` built with `params`; `DisentlitError` naming what is accepted otherwise."
-    if name not in LOSSES: raise DisentlitError(f"unknown loss {name!r}; accepted: {', '.join(LOSSES)}")
+    "Reconstruction loss `name` built with `params`, or a `DisentlitError` naming what is accepted."
+    if name not in LOSSES:
+        raise DisentlitError(f"unknown loss {name!r}; accepted: {', '.join(LOSSES)}")
     if unknown := [k for k in params if k not in _LOSS_PARAMS[name]]:
         raise DisentlitError(f"loss {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                              f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
@@ -218,5 +223,6 @@ def distance_report(
     progress: bool = False, # show a progress bar
     **params, # the loss's parameters
 ) -> dict:
-    "Table A1 and the traversal Spearman correlation of `data` under the perceived distance of loss `loss`."
-    return dataset_report(data, get_loss(loss, **params).distance, pairs, seed=seed, progress=progress)
+    "Table A1 and traversal Spearman correlation of `data` under the perceived distance of `loss`."
+    return dataset_report(data, get_loss(loss, **params).distance, pairs, seed=seed,
+                          progress=progress)

@@ -19,28 +19,30 @@ __all__ = ['METRICS', 'NEW_METRICS', 'METRIC_NAMES', 'MAX_BINS', 'DCI_MODES', 'D
            'sap', 'modularity_from_mi', 'standardise_columns', 'explicitness', 'modularity_explicitness', 'irs',
            'loss_capacity', 'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec']
 
-# %% ../nbs/06a_metrics.ipynb #08f39dec
-METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")          # the classic five: the default suite
-NEW_METRICS = ("modularity", "irs", "dci_es", "infomec")           # the newer ones, on request
-METRIC_NAMES = METRICS + NEW_METRICS                              # every name `evaluate` accepts
+# %% ../nbs/06a_metrics.ipynb #98de42a3
+METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")     # the classic five: the default suite
+NEW_METRICS = ("modularity", "irs", "dci_es", "infomec")      # the newer ones, on request
+METRIC_NAMES = METRICS + NEW_METRICS                         # every name `evaluate` accepts
 
+# %% ../nbs/06a_metrics.ipynb #1b95cfd5
 def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary: bool = True):
     "`z` as float64 (N, D) and `y` as (N, F), or a `DisentlitError` naming what is wrong."
     z, y = np.asarray(z), np.asarray(y)
     if z.ndim == 1: z = z[:, None]
     if y.ndim == 1: y = y[:, None]
     if z.ndim != 2 or y.ndim != 2:
-        raise DisentlitError(f"{metric}: z must be (N, D) latents and y (N, F) factors, got shapes {z.shape} and "
-                             f"{y.shape}")
+        raise DisentlitError(f"{metric}: z must be (N, D) latents and y (N, F) factors, got shapes "
+                             f"{z.shape} and {y.shape}")
     if len(z) != len(y):
-        raise DisentlitError(f"{metric}: z and y must have the same number of rows (one per observation), got "
-                             f"{len(z)} and {len(y)}")
+        raise DisentlitError(f"{metric}: z and y must have the same number of rows (one per "
+                             f"observation), got {len(z)} and {len(y)}")
     if not (np.issubdtype(z.dtype, np.number) or z.dtype == bool):
         raise DisentlitError(f"{metric}: z must be numeric, got dtype {z.dtype}")
     z = z.astype(np.float64)
     if not np.isfinite(z).all():
         bad = np.argwhere(~np.isfinite(z))[0]
-        raise DisentlitError(f"{metric}: z must be finite, got {z[tuple(bad)]} at row {bad[0]}, latent {bad[1]}")
+        raise DisentlitError(f"{metric}: z must be finite, got {z[tuple(bad)]} at row {bad[0]}, "
+                             f"latent {bad[1]}")
     if len(z) < min_samples:
         raise DisentlitError(f"{metric}: needs at least {min_samples} samples, got {len(z)}")
     if z.shape[1] < min_latents:
@@ -50,33 +52,35 @@ def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary
         raise DisentlitError(f"{metric}: y must be numeric factor values, got dtype {y.dtype}")
     if not np.isfinite(y.astype(np.float64)).all():
         bad = np.argwhere(~np.isfinite(y.astype(np.float64)))[0]
-        raise DisentlitError(f"{metric}: y must be finite factor values, got {y[tuple(bad)]} at row {bad[0]}, factor "
-                             f"{bad[1]}")
+        raise DisentlitError(f"{metric}: y must be finite factor values, got {y[tuple(bad)]} at "
+                             f"row {bad[0]}, factor {bad[1]}")
     const = [j for j in range(y.shape[1]) if np.all(y[:, j] == y[0, j])] if vary else []
     if const:
-        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the sample; every factor "
-                             "must vary")
+        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the "
+                             "sample; every factor must vary")
     return z, y
 
+# %% ../nbs/06a_metrics.ipynb #6b3040f9
 def check_random_state(seed, metric: str) -> int:
     "A classifier's seed: an integer in 0..2**32-1, what scikit-learn takes as a random state."
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2 ** 32:
-        raise DisentlitError(f"{metric}: seed must be an integer in 0..2**32-1 (scikit-learn's random state), got "
-                             f"{seed!r}")
+        raise DisentlitError(f"{metric}: seed must be an integer in 0..2**32-1 (scikit-learn's "
+                             f"random state), got {seed!r}")
     return int(seed)
 
+# %% ../nbs/06a_metrics.ipynb #793fc787
 def _labels(y: np.ndarray) -> np.ndarray:
-    "Each factor column as integer labels 0..k-1 (factor values are categories, as in the reference)."
+    "Each factor column as integer labels 0..k-1 (factor values are categories, as the reference)."
     return np.stack([np.unique(col, return_inverse=True)[1].reshape(-1) for col in y.T], 1)
 
 # %% ../nbs/06a_metrics.ipynb #cfa5b187
-MAX_BINS = 100_000      # histogram bins per latent: far more than a sample of the reference's 10,000 can fill
+MAX_BINS = 100_000      # bins per latent: far more than a sample of the reference's 10,000 can fill
 
 def histogram_discretize(
     z: np.ndarray, # latents (N, D)
     bins: int = 20, # equal-width bins per latent, over its sample range
 ) -> np.ndarray:
-    "Each column of `z` (N, D) binned into `bins` equal-width bins over its range: integer codes 0..bins-1."
+    "Each column of `z` (N, D) binned into `bins` equal-width bins over its range: codes 0..bins-1."
     z = np.asarray(z, dtype=np.float64)
     if z.ndim == 1: z = z[:, None]
     if not isinstance(bins, (int, np.integer)) or bins < 1:
@@ -84,11 +88,12 @@ def histogram_discretize(
     if bins > MAX_BINS: raise DisentlitError(f"bins must be at most {MAX_BINS:,}, got {bins:,}")
     if not np.isfinite(z).all():
         bad = np.argwhere(~np.isfinite(z))[0]
-        raise DisentlitError(f"z must be finite to be binned, got {z[tuple(bad)]} at row {bad[0]}, column {bad[1]}")
+        raise DisentlitError(f"z must be finite to be binned, got {z[tuple(bad)]} at row {bad[0]}, "
+                             f"column {bad[1]}")
     out = np.empty(z.shape, dtype=np.int64)
     for j in range(z.shape[1]):
         edges = np.histogram_bin_edges(z[:, j], bins)
-        out[:, j] = np.digitize(z[:, j], edges[:-1]) - 1     # the maximum falls in the last bin, as with np.histogram
+        out[:, j] = np.digitize(z[:, j], edges[:-1]) - 1   # the maximum: last bin, as np.histogram
     return out
 
 # %% ../nbs/06a_metrics.ipynb #4e513f96
@@ -104,11 +109,13 @@ def discrete_mutual_info(
     for f in range(b.shape[1]):
         B = int(b[:, f].max()) + 1
         # one bincount for all latents: cell (d, bin, value)
-        joint = np.bincount((np.arange(D) * A * B + a * B + b[:, f:f + 1]).reshape(-1), minlength=D * A * B)
+        joint = np.bincount((np.arange(D) * A * B + a * B + b[:, f:f + 1]).reshape(-1),
+                            minlength=D * A * B)
         p = joint.reshape(D, A, B) / N
         pa, pb = p.sum(2, keepdims=True), p.sum(1, keepdims=True)
         nz = p > 0
-        out[:, f] = np.where(nz, p * np.log(np.where(nz, p, 1) / np.where(nz, pa * pb, 1)), 0).sum((1, 2))
+        out[:, f] = np.where(nz, p * np.log(np.where(nz, p, 1) / np.where(nz, pa * pb, 1)),
+                             0).sum((1, 2))
     return np.maximum(out, 0)
 
 # %% ../nbs/06a_metrics.ipynb #a007c44f
@@ -130,7 +137,7 @@ def mig(
     y, # factor positions (N, F); every factor must vary
     bins: int = 20, # histogram bins per latent
 ) -> dict: # mig, and per factor: gaps, mutual_info (D, F), entropy
-    "Mutual Information Gap of latents `z` (N, D) for discrete factors `y` (N, F), latents binned into `bins`."
+    "Mutual Information Gap of latents `z` (N, D) for discrete factors `y` (N, F), binned latents."
     z, y = check_zy(z, y, "mig", min_samples=2, min_latents=2)
     labels = _labels(y)
     mi = discrete_mutual_info(histogram_discretize(z, bins), labels)       # (D, F)
@@ -139,14 +146,15 @@ def mig(
     gaps = (top[0] - top[1]) / h
     return dict(mig=float(gaps.mean()), gaps=gaps, mutual_info=mi, entropy=h)
 
-# %% ../nbs/06a_metrics.ipynb #fcb9eb6c
+# %% ../nbs/06a_metrics.ipynb #5b011470
 def _entropy_base(p: np.ndarray, axis: int) -> np.ndarray:
-    "Entropy of the distributions along `axis` (normalised first), in base = their length (0 for length 1)."
+    "Entropy of the distributions along `axis` (normalised first), in base their length (0 if 1)."
     n = p.shape[axis]
     if n < 2: return np.zeros(p.shape[1 - axis])
     p = p / p.sum(axis, keepdims=True)
     return -(p * np.log(p)).sum(axis) / np.log(n)
 
+# %% ../nbs/06a_metrics.ipynb #fcb9eb6c
 def dci_from_importance(
     importance, # the importance matrix R (D latents, F factors)
 ) -> dict: # disentanglement, completeness, per_code, per_factor
@@ -165,20 +173,23 @@ def dci_from_importance(
 DCI_MODES = ("exact", "fast")
 
 def _gain_importance(model, n_features: int) -> np.ndarray:
-    "Total split gain per feature over all trees of a fitted HistGradientBoostingClassifier, summing to 1."
+    "Total split gain per feature over all trees of a fitted HistGradientBoostingClassifier, sum 1."
     imp = np.zeros(n_features)
-    try:                # scikit-learn keeps the fitted trees in a private attribute: read it, but never blindly
-        for trees in model._predictors:                       # one list of trees (one per class) per iteration
+    # scikit-learn keeps the fitted trees in a private attribute: read it, but never blindly
+    try:
+        for trees in model._predictors:          # one list of trees (one per class) per iteration
             for tree in trees:
                 nodes = tree.nodes
                 split = ~nodes["is_leaf"].astype(bool)
                 np.add.at(imp, nodes["feature_idx"][split], np.maximum(nodes["gain"][split], 0))
     except (AttributeError, KeyError, ValueError, TypeError) as e:
         import sklearn
-        raise DisentlitError(f"DCI's fast mode cannot read the trees of scikit-learn {sklearn.__version__}'s "
-                             f"HistGradientBoostingClassifier ({type(e).__name__}: {e}); use mode='exact'") from None
+        raise DisentlitError(f"DCI's fast mode cannot read the trees of scikit-learn "
+                             f"{sklearn.__version__}'s HistGradientBoostingClassifier "
+                             f"({type(e).__name__}: {e}); use mode='exact'") from None
     return imp / imp.sum() if imp.sum() > 0 else imp
 
+# %% ../nbs/06a_metrics.ipynb #b3783048
 def _fit_importance(z, labels, mode: str, seed: int):
     "Fit one classifier for one factor; returns (importances (D,), fitted model)."
     if mode == "exact":
@@ -186,23 +197,26 @@ def _fit_importance(z, labels, mode: str, seed: int):
         model = GradientBoostingClassifier(random_state=seed).fit(z, labels)
         return np.abs(model.feature_importances_), model
     from sklearn.ensemble import HistGradientBoostingClassifier
-    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3, early_stopping=False,
-                                           random_state=seed)
+    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3,
+                                           early_stopping=False, random_state=seed)
     return _gain_importance(model.fit(z, labels), z.shape[1]), model
 
 # %% ../nbs/06a_metrics.ipynb #8316f699
 def _train_test(z, y, z_test, y_test, metric: str, min_latents: int = 1):
-    """Checked train and test sets: the given ones, or the first two thirds / last third of (z, y) (the reference's
-    10,000 : 5,000)."""
-    if (z_test is None) != (y_test is None): raise DisentlitError(f"{metric}: give both z_test and y_test, or neither")
-    z, y = check_zy(z, y, metric, min_samples=2 if z_test is not None else 3, min_latents=min_latents)
+    """Checked train and test sets: the given ones, or the first two thirds / last third of (z, y)
+    (the reference's 10,000 : 5,000)."""
+    if (z_test is None) != (y_test is None):
+        raise DisentlitError(f"{metric}: give both z_test and y_test, or neither")
+    z, y = check_zy(z, y, metric, min_samples=2 if z_test is not None else 3,
+                    min_latents=min_latents)
     if z_test is None:
         n = len(z) * 2 // 3
         return z[:n], y[:n], z[n:], y[n:]
     zt, yt = check_zy(z_test, y_test, f"{metric} (test set)", min_samples=1, vary=False)
     if zt.shape[1] != z.shape[1] or yt.shape[1] != y.shape[1]:
-        raise DisentlitError(f"{metric}: train and test sets must have the same latents and factors, got "
-                             f"{z.shape[1]} and {zt.shape[1]} latents, {y.shape[1]} and {yt.shape[1]} factors")
+        raise DisentlitError(f"{metric}: train and test sets must have the same latents and "
+                             f"factors, got {z.shape[1]} and {zt.shape[1]} latents, {y.shape[1]} "
+                             f"and {yt.shape[1]} factors")
     return z, y, zt, yt
 
 # %% ../nbs/06a_metrics.ipynb #706986cf
@@ -211,12 +225,13 @@ def dci(
     y, # factor positions (N, F)
     z_test=None, # test latents (default: the last third of `z`)
     y_test=None, # test factor positions
-    mode: str = "exact", # 'exact' (GradientBoostingClassifier, the reference) or 'fast' (histogram boosting)
+    mode: str = "exact", # 'exact' (GradientBoostingClassifier, the reference's) or 'fast'
     seed: int = 0, # the classifiers' random state
 ) -> dict:
-    """DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z` (N, D) for factors
-    `y` (N, F)."""
-    if mode not in DCI_MODES: raise DisentlitError(f"unknown DCI mode {mode!r}; accepted: {', '.join(DCI_MODES)}")
+    """DCI disentanglement, completeness and informativeness (train/test accuracy) of latents `z`
+    (N, D) for factors `y` (N, F)."""
+    if mode not in DCI_MODES:
+        raise DisentlitError(f"unknown DCI mode {mode!r}; accepted: {', '.join(DCI_MODES)}")
     seed = check_random_state(seed, "dci")
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "dci")
     F = y.shape[1]
@@ -224,7 +239,8 @@ def dci(
     acc_train, acc_test = [], []
     for j in range(F):
         if len(np.unique(y[:, j])) < 2:
-            raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every factor must vary")
+            raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every "
+                                 "factor must vary")
         # OpenMP threads only slow small fits down, badly so on a busy machine
         with threadpool_limits(1):
             R[:, j], model = _fit_importance(z, y[:, j], mode, seed)
@@ -232,9 +248,10 @@ def dci(
             acc_test.append(np.mean(model.predict(z_test) == y_test[:, j]))
     out = dci_from_importance(R)
     return dict(disentanglement=out["disentanglement"], completeness=out["completeness"],
-                informativeness_train=float(np.mean(acc_train)), informativeness_test=float(np.mean(acc_test)),
-                importance=R, disentanglement_per_latent=out["per_code"], completeness_per_factor=out["per_factor"],
-                mode=mode)
+                informativeness_train=float(np.mean(acc_train)),
+                informativeness_test=float(np.mean(acc_test)),
+                importance=R, disentanglement_per_latent=out["per_code"],
+                completeness_per_factor=out["per_factor"], mode=mode)
 
 # %% ../nbs/06a_metrics.ipynb #e384bf49
 def sap(
@@ -242,18 +259,20 @@ def sap(
     y, # factor positions (N, F)
     z_test=None, # test latents (default: the last third of `z`; continuous factors use no test set)
     y_test=None, # test factor positions
-    continuous: bool | Sequence[bool] = False, # factors scored by R^2 instead of accuracy: one flag, or one per factor
+    continuous: bool | Sequence[bool] = False, # R^2, not accuracy: one flag, or one per factor
     seed: int = 0, # the classifiers' random state
 ) -> dict: # sap, gaps (F,), score_matrix (D, F)
-    """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per factor) picks R^2
-    over accuracy."""
+    """SAP score of latents `z` (N, D) for factors `y` (N, F); `continuous` (one flag, or one per
+    factor) picks R^2 over accuracy."""
     z, y = check_zy(z, y, "sap", min_samples=2, min_latents=2)
     F, seed = y.shape[1], check_random_state(seed, "sap")
     one_each = np.ndim(continuous) == 0 or len(continuous) == F
     flags = np.broadcast_to(np.asarray(continuous, dtype=bool), (F,)) if one_each else None
     if flags is None:
-        raise DisentlitError(f"sap: continuous must be one flag or one per factor ({F}), got {continuous!r}")
-    if not flags.all(): z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "sap", min_latents=2)
+        raise DisentlitError(f"sap: continuous must be one flag or one per factor ({F}), "
+                             f"got {continuous!r}")
+    if not flags.all():
+        z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "sap", min_latents=2)
     S = np.zeros((z.shape[1], F))
     from sklearn.svm import LinearSVC
     for k in range(F):
@@ -261,13 +280,15 @@ def sap(
             zc, yc = z - z.mean(0), y[:, k] - y[:, k].mean()
             var_z = (zc ** 2).sum(0) / (len(z) - 1)
             cov = zc.T @ yc / (len(z) - 1)
-            S[:, k] = np.where(var_z > 1e-12, cov ** 2 / np.where(var_z > 1e-12, var_z, 1) / yc.var(ddof=1), 0)
+            S[:, k] = np.where(var_z > 1e-12,
+                               cov ** 2 / np.where(var_z > 1e-12, var_z, 1) / yc.var(ddof=1), 0)
         else:
             if len(np.unique(y[:, k])) < 2:
-                raise DisentlitError(f"sap: factor {k} takes a single value in the training set; every factor must "
-                                     "vary")
+                raise DisentlitError(f"sap: factor {k} takes a single value in the training set; "
+                                     "every factor must vary")
             for j in range(z.shape[1]):
-                clf = LinearSVC(C=0.01, class_weight="balanced", random_state=seed).fit(z[:, j:j + 1], y[:, k])
+                clf = LinearSVC(C=0.01, class_weight="balanced",
+                                random_state=seed).fit(z[:, j:j + 1], y[:, k])
                 S[j, k] = np.mean(clf.predict(z_test[:, j:j + 1]) == y_test[:, k])
     top = np.sort(S, axis=0)[::-1]
     gaps = top[0] - top[1]
@@ -277,22 +298,24 @@ def sap(
 def modularity_from_mi(
     mutual_info, # mutual information (D latents, F factors), F >= 2
 ) -> np.ndarray: # the modularity of each latent (D,)
-    "Ridgeway and Mozer's modularity of each latent from its mutual information with each factor (0 for a silent one)."
+    "Ridgeway and Mozer's modularity of each latent from its MI with each factor (0 when silent)."
     mi = np.asarray(mutual_info, dtype=np.float64)
-    m2 = np.square(np.where(mi > 1e-12, mi, 0))       # below 1e-12 nats: rounding noise of a constant latent's zero
+    m2 = np.square(np.where(mi > 1e-12, mi, 0))    # below 1e-12 nats: a constant latent's rounded 0
     if m2.ndim != 2 or m2.shape[1] < 2:
-        raise DisentlitError(f"modularity needs a (latents, factors) matrix with at least 2 factors, got {m2.shape}")
+        raise DisentlitError(f"modularity needs a (latents, factors) matrix with at least 2 "
+                             f"factors, got {m2.shape}")
     top = m2.max(1)
     spread = (m2.sum(1) - top) / np.where(top > 0, top * (m2.shape[1] - 1), 1)
     return np.where(top > 0, 1 - spread, 0.0)
 
-# %% ../nbs/06a_metrics.ipynb #f29b3778
+# %% ../nbs/06a_metrics.ipynb #f7645299
 def standardise_columns(z, z_test):
     "Both sets scaled by the training set's mean and standard deviation (a constant latent: by 1)."
     mu, sd = z.mean(0), z.std(0)
     sd = np.where(sd > 0, sd, 1)
     return (z - mu) / sd, (z_test - mu) / sd
 
+# %% ../nbs/06a_metrics.ipynb #4e261b6c
 def _auc_macro(labels, proba, classes) -> float:
     "Mean one-against-the-rest ROC-AUC over the classes that occur (and not alone) in `labels`."
     from sklearn.metrics import roc_auc_score
@@ -300,8 +323,9 @@ def _auc_macro(labels, proba, classes) -> float:
     if not cols: return float("nan")
     return float(np.mean([roc_auc_score(labels == classes[c], proba[:, c]) for c in cols]))
 
+# %% ../nbs/06a_metrics.ipynb #2fd7d039
 def _logistic(seed, **kwargs):
-    "A scikit-learn LogisticRegression whose fit reports whether it converged: fit(x, y) -> (model, converged)."
+    "A LogisticRegression whose fit says whether it converged: fit(x, y) -> (model, converged)."
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
     def fit(x, y):
@@ -311,6 +335,7 @@ def _logistic(seed, **kwargs):
         return model, not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     return fit
 
+# %% ../nbs/06a_metrics.ipynb #842cc14a
 def explicitness(
     z, # latents (N, D)
     y, # factor positions (N, F)
@@ -318,8 +343,8 @@ def explicitness(
     y_test=None, # test factor positions
     seed: int = 0, # the classifiers' random state
 ) -> dict: # explicitness_train, explicitness_test, per factor, converged
-    """Ridgeway and Mozer's explicitness of latents `z` for factors `y`: the ROC-AUC of a logistic regression from all
-    standardised latents to each factor, averaged over factors."""
+    """Ridgeway and Mozer's explicitness of latents `z` for factors `y`: the ROC-AUC of a logistic
+    regression from all standardised latents to each factor, averaged over factors."""
     z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "explicitness")
     z, z_test, seed = *standardise_columns(z, z_test), check_random_state(seed, "explicitness")
     fit, train, test, ok = _logistic(seed), [], [], True
@@ -329,7 +354,8 @@ def explicitness(
         train.append(_auc_macro(y[:, k], clf.predict_proba(z), clf.classes_))
         test.append(_auc_macro(y_test[:, k], clf.predict_proba(z_test), clf.classes_))
     return dict(explicitness_train=float(np.mean(train)), explicitness_test=float(np.mean(test)),
-                per_factor_train=np.array(train), per_factor_test=np.array(test), converged=bool(ok))
+                per_factor_train=np.array(train), per_factor_test=np.array(test),
+                converged=bool(ok))
 
 # %% ../nbs/06a_metrics.ipynb #b7c0be14
 def modularity_explicitness(
@@ -340,62 +366,66 @@ def modularity_explicitness(
     bins: int = 20, # histogram bins per latent (for the mutual information)
     seed: int = 0, # the classifiers' random state
 ) -> dict: # modularity, explicitness_train, explicitness_test, per latent / factor
-    "Modularity (on the training set's binned mutual information) and explicitness of latents `z` for factors `y`."
+    "Modularity (on the training set's binned mutual information) and explicitness of latents `z`."
     z, y, zt, yt = _train_test(z, y, z_test, y_test, "modularity")
     if y.shape[1] < 2: raise DisentlitError("modularity: needs at least 2 factors, got 1")
     mi = discrete_mutual_info(histogram_discretize(z, bins), _labels(y))
     per = modularity_from_mi(mi)
     out = explicitness(z, y, zt, yt, seed=seed)
     return dict(modularity=float(per.mean()), explicitness_train=out["explicitness_train"],
-                explicitness_test=out["explicitness_test"], modularity_per_latent=per, mutual_info=mi,
-                explicitness_per_factor=out["per_factor_test"], converged=out["converged"])
+                explicitness_test=out["explicitness_test"], modularity_per_latent=per,
+                mutual_info=mi, explicitness_per_factor=out["per_factor_test"],
+                converged=out["converged"])
 
 # %% ../nbs/06a_metrics.ipynb #66c5bffe
 def irs(
     z, # latents (N, D)
     y, # factor positions (N, F)
-    diff_quantile: float = 0.99, # the quantile of the within-group deviation (1: the paper's maximum)
+    diff_quantile: float = 0.99, # the quantile of the within-group deviation (1: the paper's max)
     bins: int = 20, # equal-width bins per factor
-) -> dict: # irs, per_latent, matrix (active latents x factors), parents, max_deviations, num_active_dims
-    "Interventional Robustness Score of latents `z` (N, D) for factors `y` (N, F), constant latents dropped."
+) -> dict: # irs, per_latent, matrix (active x factors), parents, max_deviations, num_active_dims
+    "Interventional Robustness Score of latents `z` (N, D) for factors `y` (N, F), constants out."
     z, y = check_zy(z, y, "irs")
     if not (isinstance(diff_quantile, (int, float)) and 0 < diff_quantile <= 1):
-        raise DisentlitError(f"irs: diff_quantile must be a number in (0, 1], got {diff_quantile!r}")
+        raise DisentlitError(f"irs: diff_quantile must be a number in (0, 1], "
+                             f"got {diff_quantile!r}")
     F = y.shape[1]
     za = z[:, z.var(0) > 0]
     if not za.shape[1]:
-        return dict(irs=0.0, per_latent=np.zeros(0), matrix=np.zeros((0, F)), parents=np.zeros(0, dtype=np.int64),
-                    max_deviations=np.zeros(0), num_active_dims=0)
+        return dict(irs=0.0, per_latent=np.zeros(0), matrix=np.zeros((0, F)),
+                    parents=np.zeros(0, dtype=np.int64), max_deviations=np.zeros(0),
+                    num_active_dims=0)
     yd = histogram_discretize(y, bins)
     max_dev = np.abs(za - za.mean(0)).max(0)
     dev = np.zeros((za.shape[1], F))
     for k in range(F):
-        order = np.argsort(yd[:, k], kind="stable")           # the sample grouped by the value of factor k
+        order = np.argsort(yd[:, k], kind="stable")    # the sample grouped by the value of factor k
         starts = np.flatnonzero(np.r_[True, np.diff(yd[order, k]) != 0])
         for g in np.split(za[order], starts[1:]):
             dev[:, k] += np.percentile(np.abs(g - g.mean(0)), 100 * diff_quantile, axis=0)
         dev[:, k] /= len(starts)
     R = 1 - dev / max_dev[:, None]
     per = R.max(1)
-    return dict(irs=float(np.average(per, weights=max_dev)), per_latent=per, matrix=R, parents=R.argmax(1),
-                max_deviations=max_dev, num_active_dims=int(za.shape[1]))
+    return dict(irs=float(np.average(per, weights=max_dev)), per_latent=per, matrix=R,
+                parents=R.argmax(1), max_deviations=max_dev, num_active_dims=int(za.shape[1]))
 
-# %% ../nbs/06a_metrics.ipynb #1830a4a3
+# %% ../nbs/06a_metrics.ipynb #57d3aa4a
 DCI_ES_DEPTHS = (1, 2, 4, 8, 16, 32)
 
 def _tree_depth_predictions(tree, x, depths) -> np.ndarray:
     "Predictions (T, N) of the truncations of a fitted regression tree at each depth in `depths`."
-    path = tree.decision_path(x)            # each row: the nodes from the root down, the node at place d at depth d
+    path = tree.decision_path(x)        # each row: the nodes from the root down, place d at depth d
     start, length = path.indptr[:-1], np.diff(path.indptr)
     value = tree.tree_.value.reshape(tree.tree_.node_count, -1)[:, 0]
     return np.stack([value[path.indices[start + np.minimum(d, length - 1)]] for d in depths])
 
+# %% ../nbs/06a_metrics.ipynb #c6a40b86
 def loss_capacity(
     z, y, z_test, y_test, # checked train and test sets
     depths=DCI_ES_DEPTHS, # the capacities: depths of the regression-tree probes
     seed: int = 0, # the trees' random state
 ) -> tuple: # (losses (F, T) on the test set, baseline losses (F,))
-    "Test MSE of each standardised factor for probes of each depth in `depths`, and of predicting the mean."
+    "Test MSE of each standardised factor for probes of each depth in `depths`, and of the mean."
     from sklearn.tree import DecisionTreeRegressor
     mu, sd = y.mean(0), y.std(0)
     yn, ytn = (y - mu) / sd, (y_test - mu) / sd
@@ -405,18 +435,19 @@ def loss_capacity(
         losses[k] = ((_tree_depth_predictions(tree, z_test, depths) - ytn[:, k]) ** 2).mean(1)
     return losses, (ytn ** 2).mean(0)
 
+# %% ../nbs/06a_metrics.ipynb #be2956ce
 def explicitness_from_curve(
     losses, # test losses (F, T) at capacities 1..T
     baseline, # baseline losses (F,): predicting the mean
     lowest: float = 0.0, # the lowest loss any code can reach
 ) -> np.ndarray: # E per factor (F,)
-    "DCI-ES explicitness of each factor from its loss-capacity curve: 1 - AULCC / Z, capacities at equal steps."
+    "DCI-ES explicitness of each factor from its loss-capacity curve: 1 - AULCC / Z, equal steps."
     losses = np.atleast_2d(np.asarray(losses, dtype=np.float64))
     best = losses.argmin(1)
     out = np.empty(len(losses))
     for k, curve in enumerate(losses):
         above = curve[:best[k] + 1] - curve[best[k]]
-        area = float(((above[1:] + above[:-1]) / 2).sum())       # trapezoids between the curve and its lowest point
+        area = float(((above[1:] + above[:-1]) / 2).sum())   # trapezoids down to the lowest point
         out[k] = 1 - area / (0.5 * (losses.shape[1] - 1) * (np.asarray(baseline)[k] - lowest))
     return out
 
@@ -429,17 +460,19 @@ def dci_es(
     depths=DCI_ES_DEPTHS, # the probes' capacities: regression-tree depths
     mode: str = "exact", # DCI's classifiers: 'exact' or 'fast'
     seed: int = 0, # the random state of classifiers and probes
-) -> dict: # dci's keys, explicitness, size, and per factor: explicitness, losses (F, T), lowest_loss
-    "DCI-ES: DCI's disentanglement, completeness, informativeness, plus explicitness and size, of latents `z`."
+) -> dict: # dci's keys, explicitness, size, per factor: explicitness, losses (F, T), lowest_loss
+    "DCI-ES: DCI's disentanglement, completeness and informativeness, plus explicitness and size."
     if len(depths) < 2 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in depths) or \
             list(depths) != sorted(set(depths)):
-        raise DisentlitError(f"dci_es: depths must be at least 2 increasing integers >= 1, got {depths!r}")
+        raise DisentlitError(f"dci_es: depths must be at least 2 increasing integers >= 1, "
+                             f"got {depths!r}")
     z, y, zt, yt = _train_test(z, y, z_test, y_test, "dci_es")
     out = dci(z, y, zt, yt, mode=mode, seed=seed)
     losses, base = loss_capacity(z, y, zt, yt, depths, seed)
     e = explicitness_from_curve(losses, base)
-    return dict(out, explicitness=float(e.mean()), size=y.shape[1] / z.shape[1], explicitness_per_factor=e,
-                losses=losses, baseline_loss=base, lowest_loss=losses.min(1),
+    return dict(out, explicitness=float(e.mean()), size=y.shape[1] / z.shape[1],
+                explicitness_per_factor=e, losses=losses, baseline_loss=base,
+                lowest_loss=losses.min(1),
                 informativeness_es=float(np.mean(1 - losses.min(1) / base)))
 
 # %% ../nbs/06a_metrics.ipynb #7744e757
@@ -448,64 +481,71 @@ def mi_continuous_discrete(
     d, # a discrete variable (N,)
     n_neighbors: int = 3, # the k of the k-nearest-neighbour estimate
 ) -> float:
-    """Mutual information (nats) of a continuous `c` and a discrete `d` by Ross's (2014) nearest-neighbour estimate, in
-    one dimension by sorting: scikit-learn's `mutual_info_classif` without its KD-trees."""
+    """Mutual information (nats) of a continuous `c` and a discrete `d` by Ross's (2014)
+    nearest-neighbour estimate, in one dimension by sorting: scikit-learn's `mutual_info_classif`
+    without its KD-trees."""
     from scipy.special import digamma
-    c, d = np.asarray(c, dtype=np.float64).reshape(-1), np.unique(np.asarray(d).reshape(-1), return_inverse=True)[1]
+    c, d = (np.asarray(c, dtype=np.float64).reshape(-1),
+            np.unique(np.asarray(d).reshape(-1), return_inverse=True)[1])
     counts = np.bincount(d)[d]
-    keep = counts > 1                                    # a value seen once has no neighbour of its own value
+    keep = counts > 1                          # a value seen once has no neighbour of its own value
     c, d, counts = c[keep], d[keep], counts[keep]
     radius, k_all = np.empty(len(c)), np.empty(len(c))
     for v in np.unique(d):
         idx = np.flatnonzero(d == v)
         order = idx[np.argsort(c[idx], kind="stable")]
         s, k = c[order], min(n_neighbors, len(idx) - 1)
-        pos = np.arange(len(s))[:, None] + np.r_[-k:0, 1:k + 1][None]      # the k on each side of each point
-        dist = np.where((pos >= 0) & (pos < len(s)), np.abs(s[np.clip(pos, 0, len(s) - 1)] - s[:, None]), np.inf)
+        pos = np.arange(len(s))[:, None] + np.r_[-k:0, 1:k + 1][None]   # the k on each side of each
+        dist = np.where((pos >= 0) & (pos < len(s)),
+                        np.abs(s[np.clip(pos, 0, len(s) - 1)] - s[:, None]), np.inf)
         radius[order] = np.nextafter(np.partition(dist, k - 1, axis=1)[:, k - 1], 0)
         k_all[order] = k
     every, n = np.sort(c), len(c)
-    hi, lo = np.searchsorted(every, c + radius, side="right"), np.searchsorted(every, c - radius, side="left")
-    for _ in range(2):               # c +- radius is rounded: settle the edges on the distances themselves
+    hi, lo = (np.searchsorted(every, c + radius, side="right"),
+              np.searchsorted(every, c - radius, side="left"))
+    for _ in range(2):             # c +- radius is rounded: settle the edges on the distances
         hi += (hi < n) & (every[np.minimum(hi, n - 1)] - c <= radius)
         hi -= (hi > 0) & (every[np.maximum(hi - 1, 0)] - c > radius)
         lo -= (lo > 0) & (c - every[np.maximum(lo - 1, 0)] <= radius)
         lo += (lo < n) & (c - every[np.minimum(lo, n - 1)] > radius)
-    m = hi - lo                                          # the points within the radius, the point itself included
+    m = hi - lo                            # the points within the radius, the point itself included
     mi = digamma(len(c)) + digamma(k_all).mean() - digamma(counts).mean() - digamma(m).mean()
     return max(0.0, float(mi))
 
-# %% ../nbs/06a_metrics.ipynb #90be2a80
+# %% ../nbs/06a_metrics.ipynb #7bd5b031
 def _even_share(nmi, axis: int, n: int) -> np.ndarray:
     "max / sum of `nmi` along `axis`, 1/n where the sum is 0 (no information: evenly spread)."
     total = nmi.sum(axis)
     return np.where(total > 0, nmi.max(axis) / np.where(total > 0, total, 1), 1 / n)
 
+# %% ../nbs/06a_metrics.ipynb #84abea02
 def infomec_nmi(
     z, # latents (N, D)
     y, # factor positions (N, F)
     n_neighbors: int = 10, # the k of the mutual-information estimate
     seed: int = 0, # the noise (relative size 1e-10) that breaks ties in the standardised latents
 ) -> np.ndarray: # NMI (F, D)
-    "The normalised mutual information I(v_k; z_j) / H(v_k) of every factor and latent, nearest-neighbour estimate."
+    "The normalised mutual information I(v_k; z_j) / H(v_k) of every factor and latent, by k-NN."
     z, y = check_zy(z, y, "infomec")
     if not isinstance(n_neighbors, (int, np.integer)) or not 1 <= n_neighbors < len(z):
-        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1 and below the {len(z):,} samples, got "
-                             f"{n_neighbors!r}")
+        raise DisentlitError(f"infomec: n_neighbors must be an integer >= 1 and below the "
+                             f"{len(z):,} samples, got {n_neighbors!r}")
     labels = _labels(y)
     zs, _ = standardise_columns(z, z)
-    zn = zs + 1e-10 * np.maximum(1, np.abs(zs).mean(0)) * np.random.default_rng(seed).standard_normal(zs.shape)
+    zn = zs + (1e-10 * np.maximum(1, np.abs(zs).mean(0))
+               * np.random.default_rng(seed).standard_normal(zs.shape))
     H = discrete_entropy(labels)
-    return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k] for j in range(z.shape[1])]
-                     for k in range(y.shape[1])])
+    return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k]
+                      for j in range(z.shape[1])] for k in range(y.shape[1])])
 
+# %% ../nbs/06a_metrics.ipynb #3d8c2a78
 def infomec(
     z, # latents (N, D)
     y, # factor positions (N, F), F >= 2
     n_neighbors: int = 10, # the k of the mutual-information estimate
     seed: int = 0, # the noise that breaks ties in the latents, and the classifiers' random state
 ) -> dict: # infom, infoc, infoe, nmi (F, D), active (D,), infoe_per_factor
-    "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): the normalised-information view."
+    "InfoM, InfoC and InfoE of latents `z` (N, D) for factors `y` (N, F): normalised information."
     z, y = check_zy(z, y, "infomec")
     if y.shape[1] < 2: raise DisentlitError("infomec: needs at least 2 factors, got 1")
     nmi = infomec_nmi(z, y, n_neighbors, check_random_state(seed, "infomec"))
@@ -523,5 +563,5 @@ def infomec(
         p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
         h0 = np.log(labels[:, k].max() + 1)
         per.append((h0 + np.log(p).mean()) / h0)
-    return dict(infom=float(infom), infoc=float(infoc), infoe=float(np.mean(per)), nmi=nmi, active=active,
-                infoe_per_factor=np.array(per), converged=bool(ok))
+    return dict(infom=float(infom), infoc=float(infoc), infoe=float(np.mean(per)), nmi=nmi,
+                active=active, infoe_per_factor=np.array(per), converged=bool(ok))

@@ -241,3 +241,30 @@ def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown
     (tmp_path / "seeds").mkdir()
     p, calls, _ = _gpu_check(tmp_path / "seeds", GPU_SWEEP="figure11_gpu", FIG11_SEEDS="1")
     assert p.returncode == 0, p.stderr
+
+
+def test_cell_stats_counts_export_cells_long_lines_and_definitions_followed_by_their_test(tmp_path):
+    """`tools/cell_stats.py`: the lines of each export cell (directive and blank lines included), the share of them
+    past 100 characters, and the export cells defining a function or class whose next cell, `show_doc` and import
+    cells skipped, is a test (prose or another export in between does not count)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import cell_stats
+    from execnb.nbio import new_nb, mk_cell, write_nb
+    long = "x = " + "1 + " * 30 + "1"                                   # 125 characters
+    nb = new_nb([mk_cell("#| export\nimport math"),                     # 2 lines, no definition
+                 mk_cell("#| export\ndef f(x):\n\n    return x"),       # 4 lines, followed (show_doc, import skipped)
+                 mk_cell("show_doc(f)"), mk_cell("import os"), mk_cell("assert f(2) == 2"),
+                 mk_cell("#| export\nclass _A: pass\n" + long),          # 3 lines, one long, then prose
+                 mk_cell("Prose between.", cell_type="markdown"), mk_cell("assert _A"),
+                 mk_cell("#| export\ndef g(): return 1"),                # 2 lines, then another export
+                 mk_cell("#|export\nh = g()\n" + long),                  # 3 lines, one long, no definition
+                 mk_cell("def k(): pass")])                              # not exported: not counted
+    write_nb(nb, tmp_path / "a.ipynb")
+    s = cell_stats.report([tmp_path / "a.ipynb"])
+    assert s["a"]["sizes"] == [2, 4, 3, 2, 3] and s["a"]["median"] == 3 and s["a"]["p90"] == 3.6
+    assert (s["a"]["long_lines"], s["a"]["lines"], s["a"]["long"]) == (2, 14, round(2 / 14, 3))
+    assert (s["a"]["definitions"], s["a"]["followed"], s["a"]["unfollowed"]) == (3, 1, ["_A", "g"])
+    assert s["all"]["sizes"] == s["a"]["sizes"] and s["all"]["followed"] == 1
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "cell_stats.py"), "--json", str(tmp_path / "a.ipynb")],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["a"]["followed"] == 1
