@@ -27,7 +27,8 @@ def world(tmp_path_factory):
     env = {"DISENTLIT_DATA": str(data)}
     with _env(env), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(["train", *TINY, "--out", str(w / "run")]) == 0
-        spec = dict(name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2, batch_size=4,
+        spec = dict(name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=2, model="fc", width=16,
+                                           steps=2, batch_size=4,
                                            metrics=["mig"], metric_params=dict(mig=dict(num_train=50))))
         (w / "tiny.json").write_text(json.dumps(spec))
         assert main(["sweep", str(w / "tiny.json"), "--db", str(w / "tiny.sqlite")]) == 0

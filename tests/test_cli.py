@@ -96,7 +96,7 @@ def test_predict_json_scores_and_relabelling(cli):
 def test_sweep_resume_and_figures(cli, tmp_path):
     spec = tmp_path / "tiny.json"
     spec.write_text(json.dumps(dict(
-        name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=3, steps=8, batch_size=16,
+        name="tiny", base=dict(dataset="xyobject", framework="betavae", latents=3, model="fc", width=32, steps=8, batch_size=16,
                                framework_params=dict(beta=0.01), metrics=["mig"], metric_params=dict(mig=dict(num_train=300))),
         grid=dict(loss=["mse", "box_blur"]), repeats=1)))
     db = tmp_path / "tiny.sqlite"

@@ -21,6 +21,7 @@ from disentlit.cli import main
 
 TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "2", "--steps", "2", "--batch-size", "4",
         "--quiet"]
+FC = dict(model="fc", width=16)   # the sweeps' runs: a small fully connected model (what is tested is the files, not it)
 
 
 def _main(*argv) -> tuple[int, str, str]:
@@ -96,7 +97,7 @@ def test_train_on_a_full_disk_is_one_line_and_leaves_no_half_checkpoint(tmp_path
 def test_figures_on_a_full_disk_leave_no_empty_png(tmp_path, data_home):
     "Figures that do not fit: one line; every PNG left is whole, none empty, no temporary file."
     spec = tmp_path / "s.json"
-    spec.write_text(json.dumps(dict(name="s", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2,
+    spec.write_text(json.dumps(dict(name="s", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2, **FC,
                                                         batch_size=4, metrics=["mig"],
                                                         metric_params=dict(mig=dict(num_train=50))),
                                     grid=dict(loss=["mse", "box_blur"]))))
@@ -182,7 +183,7 @@ def test_damaged_rows_are_left_out_of_figures_with_a_warning(tmp_path, data_home
     "Garbage in a results row's JSON columns: `figures` draws the other runs and names the damaged one in one line."
     import sqlite3
     spec = tmp_path / "s.json"
-    spec.write_text(json.dumps(dict(name="s", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2,
+    spec.write_text(json.dumps(dict(name="s", base=dict(dataset="xyobject", framework="betavae", latents=2, steps=2, **FC,
                                                         batch_size=4, metrics=["mig"],
                                                         metric_params=dict(mig=dict(num_train=50))),
                                     grid=dict(loss=["mse", "box_blur"]), repeats=2)))

@@ -20,9 +20,11 @@ needs_wandb = pytest.mark.skipif(wandb is None, reason="the wandb extra is not i
 needs_tensorboard = pytest.mark.skipif(tensorboard is None, reason="the tensorboard extra is not installed: pip install "
                                        "'disentlit[tensorboard]' (make install installs it with the dev extras)")
 
-TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--steps", "6", "--batch-size", "16",
+TINY = ["--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--model", "fc", "--width", "32",
+        "--steps", "6", "--batch-size", "16",
         "--log-every", "3", "--eval-every", "3", "--metrics", "mig", "--metric-param", 'mig={"num_train": 200}']
-SPEC = dict(name="tracked", base=dict(dataset="xyobject", framework="betavae", latents=3, steps=6, batch_size=16,
+SPEC = dict(name="tracked", base=dict(dataset="xyobject", framework="betavae", latents=3, model="fc", width=32,
+                                      steps=6, batch_size=16,
                                       log_every=3, metrics=["mig"], metric_params=dict(mig=dict(num_train=200))),
             grid={"loss": ["mse", "box_blur"]})
 
