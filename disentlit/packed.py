@@ -60,14 +60,17 @@ def _said(run: _Run, key: str) -> str:
     if key == "networks":
         enc, dec = run.framework.encoder, run.framework.decoder
         n = sum(p.numel() for net in (enc, dec) for p in net.parameters())
-        return f"{type(enc).__name__} and {type(dec).__name__} with {getattr(enc, 'latents', '?')} latents and {n:,} parameters"
+        latents = getattr(enc, "latents", "?")
+        return f"{type(enc).__name__} and {type(dec).__name__} with {latents} latents and {n:,} parameters"
     return f"{_shared(run)[key]}" + (" observations a step" if key == "batch" else "")
 
 def _check_pack(runs: list[_Run], engine):
     "`DisentlitError` unless `runs` can train as one pack with `engine`, naming what differs and where."
+    if not runs: raise DisentlitError("a pack needs at least one run")
     if not callable(engine) and engine not in PACK_ENGINES:
         raise DisentlitError(f"unknown pack engine {engine!r}; accepted: {', '.join(PACK_ENGINES)}")
-    if not runs: raise DisentlitError("a pack needs at least one run")
+    if len({id(r.framework) for r in runs}) < len(runs):
+        raise DisentlitError("a framework is given twice: each packed run needs a framework of its own")
     for i, r in enumerate(runs):
         if not packable(type(r.framework)):
             raise DisentlitError(f"framework {r.framework.name!r} cannot train packed (its training step is its own); "
@@ -233,7 +236,7 @@ def fit_packed(frameworks: Sequence[AE],                     # the K runs' frame
                allocator: bool = True,                       # tune glibc's allocator first (`tune_allocator`)
                evaluators: Callable | Sequence | None = None,  # `evaluator(framework, data) -> dict`, or each run's
                recorders: Sequence[Recorder | None] | None = None,  # each run's recorder (05b's `RunDir`), or none
-               engine=None,                                  # 'vmap' or 'loop' (`pack_networks`); None: `default_engine`
+               engine=None,                                  # 'vmap', 'loop' (`pack_networks`); None: `default_engine`
                ) -> list[dict]:
     """Train K runs as one pack, each as `fit` trains it alone (its batches, noise, hyper-parameters, stop on a
     non-finite loss, recorder): `fit`'s result for each run, in order. `RunDir` recorders resume their runs."""
@@ -261,7 +264,8 @@ def fit_packed(frameworks: Sequence[AE],                     # the K runs' frame
 
 # %% ../nbs/05c_packed.ipynb #510d9186
 def default_engine(device: torch.device) -> str:
-    "The pack engine for `device`: 'vmap' on CUDA (a GPU is launch-bound), 'loop' elsewhere (measured: no slower on CPU)."
+    """The pack engine for `device`: 'vmap' on CUDA (a GPU is launch-bound; until a GPU probe measures the designs
+    there), 'loop' elsewhere (on a CPU no slower, measured below, and `fit` bit for bit)."""
     return "vmap" if torch.device(device).type == "cuda" else "loop"
 
 # %% ../nbs/05c_packed.ipynb #88d38d94
