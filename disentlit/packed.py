@@ -242,8 +242,8 @@ def fit_packed(frameworks: Sequence[AE],                     # the K runs' frame
     non-finite loss, recorder): `fit`'s result for each run, in order. `RunDir` recorders resume their runs."""
     k = len(frameworks)
     if k != len(configs): raise DisentlitError(f"fit_packed: {len(configs)} configurations for {k} frameworks")
-    if bad := next((c for c in configs if not isinstance(c, RunConfig)), None):
-        raise DisentlitError(f"fit_packed takes RunConfigs, got {bad!r}")
+    if bad := [c for c in configs if not isinstance(c, RunConfig)]:
+        raise DisentlitError(f"fit_packed takes RunConfigs, got {bad[0]!r}")
     runs = [_Run(fw, d, c.check(), rec or Recorder(), None, ev) for fw, d, c, rec, ev in
             zip(frameworks, _each(data, k, "datasets"), configs, _each(recorders, k, "recorders"),
                 _each(evaluators, k, "evaluators"))]

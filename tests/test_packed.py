@@ -107,7 +107,11 @@ def test_a_non_finite_packed_run_keeps_its_last_good_checkpoint(tmp_path):
     dirs = [tmp_path / f"run{i}" for i in range(3)]
     results = train_packed(configs, dirs, progress=False, built=built)
     assert [(r["status"], r["step"]) for r in results] == [("done", STEPS), ("nonfinite", 6), ("done", STEPS)]
-    assert read_checkpoint(dirs[1] / "checkpoint.pt")["step"] == 6
+    kept = read_checkpoint(dirs[1] / "checkpoint.pt")
+    assert kept["step"] == 6
+    assert all(torch.equal(kept["model"][k], v) for k, v in built[1][0].state_dict().items())   # frozen at step 6
+    alone = train(configs[0], tmp_path / "alone", progress=False)                # the others: as they train alone
+    assert _log(dirs[0]) == _log(tmp_path / "alone") and alone["logs"] == results[0]["logs"]
     assert json.loads((dirs[1] / "result.json").read_text())["status"] == "nonfinite"
     assert "the checkpoint of the last good state is kept" in results[1]["message"]
     assert _log(dirs[1])[-1]["status"] == "nonfinite" and _log(dirs[1])[-1]["step"] == 7
