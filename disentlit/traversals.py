@@ -190,9 +190,9 @@ class DatasetExplorer:
     @property
     def position(self) -> np.ndarray: return np.array([s.value for s in self.sliders])
     def update(self): self.image.value = _png(self.data.obs_at(self.position))
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs):
+        "Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on stdout)."
+        return self.widget._repr_mimebundle_(**kwargs)
 
 # %% ../nbs/07_traversals.ipynb #d8c6d23f
 class RunExplorer:
@@ -222,9 +222,9 @@ class RunExplorer:
         if getattr(self, "_loading", False): return
         self.image.value = _png(to_images(self.model, self.data, self.model.decode(self.z))[0])
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs):
+        "Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on stdout)."
+        return self.widget._repr_mimebundle_(**kwargs)
 
 # %% ../nbs/07_traversals.ipynb #fe208587
 @patch

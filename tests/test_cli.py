@@ -13,6 +13,8 @@ import pytest
 from chromium import CHROMIUM, needs_chromium          # skipped without Chromium, saying how to get it
 from disentlit.cli import parse_params
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def test_datasets_lists_every_dataset(console):
     code, out, err = console("datasets", "--json")
@@ -91,6 +93,30 @@ def test_predict_json_scores_and_relabelling(cli):
     assert blur["loss_params"] == {"radius": 4, "alpha": 81.0} and 0.05 < blur["score"] < 0.9
     code, out, err = cli("predict", "--dataset", "xyobject", "--traversals", "16")
     assert code == 0 and "order score:" in out and out.count("\n") >= 4, err
+
+
+def test_predict_says_what_its_score_is_and_what_its_test_found(cli):
+    """`disentlit predict` is no forecast that works: its one line in `disentlit --help`, its own help and its output
+    (text and --json) say what the score measures and the verdict of the pre-registered test, the verdict that
+    results/claims.csv holds for the test's primary claim (a new verdict there fails here until the command says it)."""
+    from disentlit.statistics import read_claims
+    verdict = {r["id"]: r["verdict"] for r in read_claims(ROOT / "results" / "claims.csv")}["predict.order_score.dci"]
+    flat = lambda text: " ".join(text.split())                            # argparse and the text output wrap lines
+    _, top, _ = cli("--help")
+    code, help_, err = cli("predict", "--help")
+    assert code == 0, err
+    code, text, err = cli("predict", "--dataset", "xyobject", "--traversals", "16", "--quiet")
+    assert code == 0, err
+    code, out, err = cli("predict", "--dataset", "xyobject", "--traversals", "16", "--quiet", "--json")
+    r = json.loads(out)
+    assert r["forecast_test"]["verdict"] == verdict and r["forecast_test"]["page"] == "12_predict"
+    for said in (flat(help_), flat(text)):
+        assert f"{verdict}." in said and "12_predict" in said and "not a forecast" in said, said
+        assert "0 when every value is equally far from every other" in said, said     # what the score measures
+    assert "equally far" in r["score_is"]
+    line = flat(top[top.index("predict  "):top.index("sweep  ")])                   # its line in `disentlit --help`
+    assert "forecast of disentanglement: not supported" in line, line
+    for said in (top, help_, text): assert "predict disentanglement" not in flat(said).lower(), said
 
 
 def test_sweep_resume_and_figures(cli, tmp_path):

@@ -304,6 +304,32 @@ def test_cli_rule_flags_subcommands_without_usage_or_example(seeded):
 # ---- in a browser --------------------------------------------------------------------------------------------------
 
 @needs_chromium
+def test_landing_table_keeps_names_whole(site):
+    """The landing page's table of notebooks: no notebook or module name (one word: `01c_data_files`,
+    `disentlit.data_files`) is broken across lines, at a laptop's width or a phone's (an inline element broken across
+    lines has one box a line)."""
+    from playwright.sync_api import sync_playwright
+    from docs_check import FLAGS, chromium, serve
+    server, base = serve(site)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium(), args=FLAGS)
+            for width in (1280, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(base + "index.html", wait_until="load")
+                names = page.eval_on_selector_all(
+                    "table td a, table td code",
+                    "els => els.map(e => [e.textContent.trim(), e.getClientRects().length])")
+                names = [(n, lines) for n, lines in names if re.fullmatch(r"\d\d\w+|disentlit\.\w+", n)]
+                assert len(names) > 40, (width, names)                   # the notebooks and their modules
+                broken = [n for n, lines in names if lines != 1]
+                assert not broken, f"names broken across lines at {width} px: {broken}"
+                page.close()
+            browser.close()
+    finally: server.shutdown()
+
+
+@needs_chromium
 def test_site_in_a_real_browser(site, tmp_path):
     "Every page in the browser (`make docs-check`'s check; the whole-page screenshots, for a reader, left out)."
     p = subprocess.run([sys.executable, str(ROOT / "tools" / "docs_check.py"), "--site", str(site), "--out", str(tmp_path),

@@ -128,16 +128,20 @@ def test_no_module_is_long():
 
 
 def test_notebooks_remove_their_temporary_folders():
-    "A notebook that makes temporary folders makes them in its `scratch` folder, which its last cells remove."
+    """A notebook that makes temporary folders makes them in its `scratch` folder, which its last cells remove; and a
+    notebook that opens a `scratch` removes it, even one that makes nothing in it (06a_metrics left an empty
+    disentlit-nb-* folder in the system's temp folder on every run: nbdev_test's worker processes end without running
+    the TemporaryDirectory's finaliser)."""
     import json
     offenders = []
     for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
         code = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
         makes = [i for i, s in enumerate(code) if "mkdtemp(" in s]
-        if not makes: continue
         opened = [i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s]
         removed = [i for i, s in enumerate(code) if "scratch.cleanup()" in s]
-        if not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]): offenders.append(nb.name)
+        if opened and not (removed and removed[-1] > opened[-1]): offenders.append(nb.name)
+        elif makes and not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]):
+            offenders.append(nb.name)
     assert not offenders, f"notebooks whose temporary folders outlive them (see 05b_runs' scratch cells): {offenders}"
 
 
@@ -171,3 +175,28 @@ def test_reproduction_notebook_keeps_its_results():
     assert not errors, f"cells of 09 saved with an error: {errors}"
     images = sum("image/png" in o.get("data", {}) for _, c in code for o in c.get("outputs", []))
     assert images >= 5, f"09 shows {images} figures; the committed databases give at least 5"
+
+
+def test_explorers_print_nothing_into_the_test_log(capfd):
+    """nbdev_test runs each notebook in execnb's CaptureShell: an explorer that ends a cell is that cell's output (its
+    widget, which Jupyter draws), not text printed into the test log (`HBox(children=...)`, as `display()` called from
+    an `_ipython_display_` printed there)."""
+    from execnb.nbio import mk_cell, new_nb
+    from execnb.shell import CaptureShell
+    from disentlit.traversals import DatasetExplorer, RunExplorer
+    nb = new_nb([mk_cell("from disentlit.data import XYObject\nfrom disentlit.traversals import DatasetExplorer\n"
+                         "ex = DatasetExplorer(XYObject())"), mk_cell("ex")])
+    CaptureShell().run_all(nb, exc_stop=True)
+    printed = capfd.readouterr().out
+    assert "HBox" not in printed and "children=" not in printed, printed
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in nb.cells[1].outputs), nb.cells[1]
+    for cls in (DatasetExplorer, RunExplorer): assert not hasattr(cls, "_ipython_display_"), cls     # the same way
+
+
+def test_readme_and_install_page_say_how_to_get_the_browser_tests():
+    "Without Chromium the browser tests are skipped: the README and the install page say how to get it, and not to fetch a browser of Playwright's own."
+    import json
+    install = "".join("".join(c["source"]) for c in json.loads((ROOT / "nbs" / "install.ipynb").read_text())["cells"])
+    for name, text in (("README.md", (ROOT / "README.md").read_text()), ("install.ipynb", install)):
+        flat = " ".join(text.split())
+        assert "apt-get install -y chromium" in flat and "`playwright install`" in flat and "not needed" in flat, name

@@ -268,3 +268,27 @@ def test_cell_stats_counts_export_cells_long_lines_and_definitions_followed_by_t
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "cell_stats.py"), "--json", str(tmp_path / "a.ipynb")],
                          capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["a"]["followed"] == 1
+
+
+def test_predict_page_leads_with_the_answer_and_types_no_result():
+    """12_predict opens with its question, the answer printed from the results and the real figure, all before the
+    made-up mock-up; and outside the pre-registration (its question and protocol, committed before the runs), no
+    Markdown cell holds a number with decimals but the protocol's thresholds: the answer and the reading are rendered by
+    cells from the results, with the verdict of the claims table."""
+    import json, re
+    from disentlit.statistics import read_claims
+    verdict = {r["id"]: r["verdict"] for r in read_claims(ROOT / "results" / "claims.csv")}["predict.order_score.dci"]
+    cells = json.loads((ROOT / "nbs" / "12_predict.ipynb").read_text())["cells"]
+    srcs = ["".join(c["source"]) for c in cells]
+    at = lambda text: next(i for i, s in enumerate(srcs) if text in s)
+    shown = lambda i: "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in cells[i].get("outputs", []))
+    answer, figure, mock, reading = at("**The answer: "), at("#| label: fig-predict_cpu"), at("MOCK-UP"), at("**The verdict: ")
+    assert answer < figure < mock < reading
+    assert f"**The answer: {verdict}.**" in shown(answer) and f"**The verdict: {verdict}.**" in shown(reading)
+    assert any("image/png" in o.get("data", {}) for o in cells[figure]["outputs"])
+    assert srcs[answer].startswith("#| echo: false") and srcs[reading].startswith("#| echo: false")
+    frozen = {at("## The question, in full"), at("## The protocol")}
+    for i, (c, s) in enumerate(zip(cells, srcs)):
+        if c["cell_type"] != "markdown" or i in frozen: continue
+        typed = set(re.findall(r"(?<![\w:/.-])\d+\.\d+", s)) - {"0.8", "0.5", "0.05"}
+        assert not typed, f"cell {i} types {typed}: {s[:100]!r}"
