@@ -19,8 +19,9 @@ from .core import check_precision
 from .models import EncoderConv64
 from .family import check_own_params, FRAMEWORKS
 from .config import MAX_BATCH_SIZE
-from .metrics import (DCI_ES_DEPTHS, histogram_discretize, infomec_nmi, irs, loss_capacity,
-                               METRIC_NAMES, METRICS, modularity_explicitness)
+from .metrics import histogram_discretize, METRIC_NAMES, METRICS
+from .newer_metrics import (DCI_ES_DEPTHS, infomec_nmi, irs, loss_capacity,
+                                     modularity_explicitness)
 from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData,
                                   relative_strength, udr)
 from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_text,

@@ -22,8 +22,9 @@ from .core import check_precision, PRECISIONS
 from .models import kl_normal
 from .config import RunConfig
 from .runs import load_run
-from .metrics import (check_zy, dci, dci_es, DCI_ES_DEPTHS, DCI_MODES, infomec, irs, MAX_BINS, METRIC_NAMES,
-                               METRICS, mig, modularity_explicitness, sap, standardise_columns)
+from .metrics import (check_zy, dci, DCI_MODES, MAX_BINS, METRIC_NAMES, METRICS, mig, sap,
+                               standardise_columns)
+from .newer_metrics import dci_es, DCI_ES_DEPTHS, infomec, irs, modularity_explicitness
 from .udr import relative_strength, udr, UDR_CORRELATIONS      # (here first)
 
 # %% auto #0

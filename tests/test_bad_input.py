@@ -446,7 +446,8 @@ def _hunt_cases():
     from disentlit.evaluation import metric_plan
     from disentlit.family import get_framework, mlp_discriminator
     from disentlit.losses import BCELoss, get_loss
-    from disentlit.metrics import dci, histogram_discretize, infomec, mig
+    from disentlit.metrics import dci, histogram_discretize, mig
+    from disentlit.newer_metrics import infomec
     from disentlit.models import DecoderFC, EncoderFC
     from disentlit.specs import expand_spec
     from disentlit.statistics import rank_trend, stand_in_rows

@@ -96,7 +96,8 @@ def test_dedup_false_encodes_every_draw_with_the_same_scores():
 
 # ---- the newer metrics: modularity and explicitness, IRS, DCI-ES, InfoMEC, UDR ----
 
-from disentlit.metrics import METRIC_NAMES, NEW_METRICS, dci_es, infomec, irs, loss_capacity, modularity_explicitness
+from disentlit.metrics import METRIC_NAMES, NEW_METRICS
+from disentlit.newer_metrics import dci_es, infomec, irs, loss_capacity, modularity_explicitness
 from disentlit.evaluation import metric_plan, udr
 
 
@@ -127,7 +128,7 @@ def test_new_metrics_agree_with_straightforward_implementations_of_their_definit
     assert irs(*tr, diff_quantile=1.0)["irs"] == pytest.approx(naive_irs(*tr, diff_quantile=1.0), abs=1e-12)
     # DCI-ES's probes: truncations of one greedy tree are the trees grown to each depth until two splits tie exactly,
     # which happens in the small nodes of deep trees (two latents parting the same few samples): then only the
-    # tie-breaking differs (see 06a_metrics)
+    # tie-breaking differs (see 06a_newer_metrics)
     fast_lc, slow_lc = loss_capacity(*tr, *te)[0], naive_loss_capacity(*tr, *te)
     np.testing.assert_allclose(fast_lc[:, :2], slow_lc[:, :2], atol=1e-9)           # depths 1 and 2
     np.testing.assert_allclose(fast_lc, slow_lc, atol=0.05)

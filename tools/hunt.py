@@ -759,10 +759,10 @@ def _damage_row(f: Folder, rel: str):
 # the api worker's namespace: numpy, every public module, small arrays, and helpers that make folders and sweeps
 API_PRELUDE = r'''
 import math, os, numpy as np, torch
-from disentlit import (metrics, statistics, factors, data, catalog, losses, distances, evaluation, udr, specs, config,
-                       store, sweeps, family, models, training, core)
-from disentlit.metrics import (mig, dci, sap, irs, infomec, modularity_explicitness, dci_es, explicitness,
-                               histogram_discretize)
+from disentlit import (metrics, newer_metrics, statistics, factors, data, catalog, losses, distances, evaluation, udr,
+                       specs, config, store, sweeps, family, models, training, core)
+from disentlit.metrics import mig, dci, sap, histogram_discretize
+from disentlit.newer_metrics import irs, infomec, modularity_explicitness, dci_es, explicitness
 from disentlit.statistics import (median_difference, mann_whitney, rank_trend, effect, holm, compare,
                                   stand_in_rows, contrast)
 from disentlit.factors import FactorSpace
