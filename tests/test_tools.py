@@ -236,7 +236,8 @@ def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown
     for i, bad in enumerate(("figure11_cpu", "../x_gpu", "nosuch_gpu")):
         (tmp_path / str(i)).mkdir()
         p, calls, _ = _gpu_check(tmp_path / str(i), GPU_SWEEP=bad)
-        assert p.returncode == 2 and "GPU_SWEEP must name a paper-scale spec, one of: figure11_gpu" in p.stderr, p.stderr
+        assert p.returncode == 2 and "GPU_SWEEP must name a paper-scale spec, one of: " in p.stderr, p.stderr
+        assert "figure11_gpu" in p.stderr.split("one of: ")[1].split(";")[0].split(), p.stderr   # the specs, listed
         assert calls == [], calls
     (tmp_path / "seeds").mkdir()
     p, calls, _ = _gpu_check(tmp_path / "seeds", GPU_SWEEP="figure11_gpu", FIG11_SEEDS="1")

@@ -477,7 +477,7 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
-SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "09b_controls", "12_predict"],
+SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "09b_controls", "12_predict", "13_other_papers"],
             "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
