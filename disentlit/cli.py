@@ -226,7 +226,7 @@ def _add_datasets(d):
 
 # %% ../nbs/11_cli.ipynb #0a80355b
 TRAIN_FLAGS = dict(dataset_params="--set", framework_params="--param", loss_params="--loss-param",
-                   metric_params="--metric-param")      # the settings whose flag is not `--field-name`
+                   metric_params="--metric-param", curve_metric_params="--curve-metric-param")      # the settings whose flag is not `--field-name`
 
 def train_config(args):
     "The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics' names checked."
@@ -239,6 +239,7 @@ def train_config(args):
         params["beta"] = args.beta
     config = config_from_flags(args, parse_params, TRAIN_FLAGS, framework_params=params)
     metric_plan(list(config.metrics), config.metric_params or None)        # unknown metrics: refused up front
+    if config.curve_metrics: metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
     return config
 
 def _track_flag(p: argparse.ArgumentParser):
@@ -299,7 +300,8 @@ def add_train_parser(t):
         framework_params=f"each framework's: {params_help()}", loss="one of: " + ", ".join(LOSSES),
         loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)", batch_size=f"1..{MAX_BATCH_SIZE}",
         precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else fp32 (a GPU too)",
-        metrics="what --eval-every scores, comma-separated", metric_params='as KEY=JSON: mig={"num_train": 2000}'))
+        metrics="what --eval-every scores, comma-separated", metric_params='as KEY=JSON: mig={"num_train": 2000}',
+        curve_metrics="a sweep's run then scores --metrics once, at the end", curve_metric_params='as KEY=JSON: dci={"mode": "fast"}'))
     with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
     t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")

@@ -57,6 +57,8 @@ class RunConfig:
     resident: bool = False                                # batches drawn on the training device (`DeviceData`)
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
     metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
+    curve_metrics: tuple = ()                             # what the learning curve scores with, if not `metrics`
+    curve_metric_params: dict = field(default_factory=dict)  # their settings (with `curve_metrics`), as `metric_params`
     device: str | None = None                             # where it trains: cpu, cuda, cuda:N, mps; None: cuda if any
     FIRST: ClassVar[tuple] = ("dataset", "dataset_params", "framework", "framework_params", "latents", "loss",
                               "loss_params", "steps", "batch_size", "lr", "seed", "precision", "metrics",
@@ -98,7 +100,7 @@ def check_setting(key: str,   # a field of `RunConfig`
     if key == "lr" and not (math.isfinite(value) and value > 0):
         raise DisentlitError(f"lr must be a finite number > 0, got {value!r}")
     if key in ("seed", "init_seed"): check_seed(value, key)
-    if key == "metrics" and (twice := next((m for i, m in enumerate(value) if m in value[:i]), None)):
+    if key in ("metrics", "curve_metrics") and (twice := next((m for i, m in enumerate(value) if m in value[:i]), None)):
         raise DisentlitError(f"metric {twice!r} is asked for twice: give each metric once")
     if key == "precision": check_precision(value)
     if key == "device" and not _DEVICE.fullmatch(value):
@@ -110,12 +112,18 @@ def check_setting(key: str,   # a field of `RunConfig`
 def check(self: RunConfig) -> RunConfig:
     "Every setting checked (`check_setting`); the configuration itself."
     for f in dataclasses.fields(self): check_setting(f.name, getattr(self, f.name))
+    if self.curve_metrics and self.eval_every is None:
+        raise DisentlitError("curve_metrics name what a learning curve scores: they need eval_every (steps between "
+                             "its points)")
+    if self.curve_metric_params and not self.curve_metrics:
+        raise DisentlitError("curve_metric_params set the curve_metrics' settings: give curve_metrics too (without "
+                             "them the curve scores with metrics, at metric_params)")
     return self
 
 @patch
 def to_dict(self: RunConfig) -> dict:
     "The settings as JSON data."
-    return dict(dataclasses.asdict(self), metrics=list(self.metrics))
+    return dict(dataclasses.asdict(self), metrics=list(self.metrics), curve_metrics=list(self.curve_metrics))
 
 @patch(cls_method=True)
 def from_dict(cls: RunConfig, d: dict) -> RunConfig:
@@ -125,7 +133,8 @@ def from_dict(cls: RunConfig, d: dict) -> RunConfig:
     if unknown := sorted(set(d) - set(known)):
         raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
     d = dict(d)
-    if isinstance(d.get("metrics"), list): d["metrics"] = tuple(d["metrics"])      # as JSON keeps it
+    for k in ("metrics", "curve_metrics"):
+        if isinstance(d.get(k), list): d[k] = tuple(d[k])      # as JSON keeps it
     return cls(**d).check()
 
 # %% ../nbs/05_config.ipynb #7c3eeb98
@@ -149,7 +158,8 @@ def log_interval(self: RunConfig) -> int:
     return self.log_every or 25
 
 # %% ../nbs/05_config.ipynb #c888ffe7
-RESUMABLE = ("steps", "checkpoint_every", "eval_every", "log_every", "compile", "metrics", "metric_params", "device")
+RESUMABLE = ("steps", "checkpoint_every", "eval_every", "log_every", "compile", "metrics", "metric_params",
+             "curve_metrics", "curve_metric_params", "device")
 
 def same_run(a: RunConfig, b: RunConfig) -> bool:
     "Whether `a` and `b` describe the same run: equal but in the settings a resumed run may change (`RESUMABLE`)."
@@ -208,7 +218,7 @@ def add_config_flags(parser: argparse.ArgumentParser,  # a command's parser
         elif kind is dict: kw.update(action="append", default=[], metavar="KEY=VALUE", help=text + "; repeatable")
         elif kind is tuple: kw.update(default=",".join(default), metavar="LIST")
         else: kw.update(type=kind, metavar=f.name.split("_")[-1].upper(), required=f.name in required)
-        shown = "" if f.name in required or kw["default"] is None else f" (default {kw['default']})"
+        shown = "" if f.name in required or kw["default"] in (None, "") else f" (default {kw['default']})"
         kw.setdefault("help", text + shown)
         parser.add_argument(_flag(f.name, names), **kw)
     return parser
@@ -225,6 +235,6 @@ def config_from_flags(args: argparse.Namespace,               # what `add_config
         if f.name in given or not hasattr(args, f.name): continue
         v, kind = getattr(args, f.name), _kind(f.name)
         if kind is dict: v = parse(v, _flag(f.name, names or {}))
-        elif kind is tuple: v = tuple(s.strip() for s in v.split(","))
+        elif kind is tuple: v = tuple(s.strip() for s in v.split(",") if s.strip())   # "": ()
         d[f.name] = v
     return RunConfig(**d, **given).check()

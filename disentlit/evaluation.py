@@ -458,12 +458,15 @@ def scalar_metrics(scores: dict) -> dict:
             for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 # %% ../nbs/06b_evaluation.ipynb #741ae2d6
-def scorer(config: RunConfig,    # the run: its metrics, their settings, its seed
+def scorer(config: RunConfig,    # the run: its (curve's) metrics, their settings, its seed
            ) -> Callable:
-    "`evaluator(model, data) -> dict`: the run's metrics (flat and in full) and `diagnose`, on the model's device."
+    """`evaluator(model, data) -> dict`: the learning curve's metrics (the run's `curve_metrics`, else its `metrics`),
+    flat and in full, and `diagnose`, on the model's device."""
+    metrics, params = ((config.curve_metrics, config.curve_metric_params) if config.curve_metrics else
+                       (config.metrics, config.metric_params))
     def evaluator(model, data) -> dict:
         encode = as_encode(model, channels_last=False)          # on the model's device; its memory format untouched
-        scores = evaluate(encode, data, list(config.metrics), seed=config.seed, standardise=model.standardise,
-                          params=config.metric_params or None)
+        scores = evaluate(encode, data, list(metrics), seed=config.seed, standardise=model.standardise,
+                          params=params or None)
         return dict(metrics=scalar_metrics(scores), **diagnose(model, data, seed=config.seed), scores=scores)
     return evaluator

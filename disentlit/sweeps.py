@@ -51,6 +51,7 @@ def check_run(config: RunConfig,     # a run
     framework, data = build_run(config)
     ready(framework, data, config.batch_size)
     metric_plan(list(config.metrics), config.metric_params or None)
+    if config.curve_metrics: metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
     return config
 
 # %% ../nbs/08b_sweeps.ipynb #e29f12cf
@@ -131,8 +132,9 @@ def run(config: RunConfig,          # the run
         result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
                       seconds=r["seconds"])
         if r["status"] != "done": return dict(result, message=r.get("message"))
-        last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last: scored
-        scores = _scores(config, model.eval(), data, last, out_dir, progress)   # the model it trained, or read back
+        last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point
+        final = None if config.curve_metrics else last      # a curve of cheaper metrics: the final scores are its own
+        scores = _scores(config, model.eval(), data, final, out_dir, progress)  # the model it trained, or read back
         diag = last if last is not None else diagnose(model, data, seed=config.seed)
         result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
         result.update(curve=curve_points(r["curve"]),
