@@ -298,9 +298,11 @@ def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
     if bad := [r["id"] for r in rows if r["source"] != source]:
         raise DisentlitError(f"claim {bad[0]!r} names another source than {source!r}")
     if len({r["id"] for r in rows}) < len(rows): raise DisentlitError(f"{source}: a claim id appears twice")
-    others = [r for r in read_claims(path) if r["source"] != source]
-    if write:
-        write_csv(Path(path), others + [dict(r) for r in rows])
+    if write:                       # in place of this notebook's rows, the others' order kept (else at the end)
+        old = read_claims(path)
+        at = next((i for i, r in enumerate(old) if r["source"] == source), len(old))
+        others = [r for r in old if r["source"] != source]
+        write_csv(Path(path), others[:at] + [dict(r) for r in rows] + others[at:])
         return rows
     table = {r["id"]: r for r in read_claims(path) if r["source"] == source}
     for r in rows:
