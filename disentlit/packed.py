@@ -19,8 +19,8 @@ from .data import GroundTruthData
 from .models import _skips_on_device, AE
 from .family import FRAMEWORKS
 from .config import RunConfig
-from .training import (_check_run, _flushed, _on_device, _result, _Run, _scored, _streams, _unscored,
-                                Recorder)
+from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored, _streams,
+                                _unscored, Recorder)
 from .runs import build_run, RunDir
 
 # %% auto #0
@@ -178,17 +178,12 @@ class _Seat:
         self.bad = torch.zeros((), dtype=torch.bool, device=run.device)
         self.t_warm = None                                   # when its steps after `warmup` began
 
-def _after_step(seat: _Seat, bar, scorings: list) -> tuple[bool, float]:
-    """What `fit` does after a step, for one run: its logs to the host when due, its checkpoint, its learning-curve
-    point (scorings: (time, seconds) of each). Returns whether it leaves the pack, and the seconds spent scoring."""
-    r, c, step = seat.run, seat.run.config, seat.step
-    scoring = c.eval_every is not None and (step % c.eval_every == 0 or step == c.steps)
-    saving = r.recorder.due(step)
-    if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(r, bar): return True, 0.0
-    if saving: r.recorder.checkpoint(step, r.framework, r.optimisers, *r.streams[1:])
-    seconds = _scored(r, step, False) if scoring else 0.0       # after the checkpoint: a kill keeps the steps
-    if scoring: scorings.append((time.perf_counter(), seconds))
-    return step == c.steps, seconds
+def _seat_after_step(seat: _Seat, bar, scorings: list) -> tuple[bool, float]:
+    """What `fit` does after a step (05a's `_after_step`), for one run of the pack; `scorings` gets (time, seconds) of
+    each curve point. Returns whether the run leaves the pack, and the seconds spent scoring."""
+    if (seconds := _after_step(seat.run, seat.step, bar, False)) is None: return True, 0.0
+    if seconds: scorings.append((time.perf_counter(), seconds))
+    return seat.step == seat.run.config.steps, seconds
 
 # %% ../nbs/05c_packed.ipynb #dc88db5d
 def _packed_steps(seats: list[_Seat], results: list, progress: bool, warmup: int, engine):
@@ -207,7 +202,7 @@ def _packed_steps(seats: list[_Seat], results: list, progress: bool, warmup: int
             flags = _packed_step([s.run for s in seats], [s.step for s in seats], [s.bad for s in seats], engine)
             bar.update(1)
             after = []
-            for s, flag in zip(seats, flags): s.bad = flag; after.append(_after_step(s, bar, scorings))
+            for s, flag in zip(seats, flags): s.bad = flag; after.append(_seat_after_step(s, bar, scorings))
             scored = sum(seconds for _, seconds in after)
             for s, (leaves, _) in zip(seats, after):
                 if not (leaves and s.run.status != "done"):          # as `fit`: a stopped run's last step is untimed

@@ -227,6 +227,17 @@ def _unscored(run: _Run, step: int) -> bool:
     due = run.config.eval_every is not None and step > 0 and step % run.config.eval_every == 0
     return due and step not in {p["step"] for p in run.recorder.curve(run.curve)}
 
+def _after_step(run: _Run, step: int, bar, timed: bool) -> float | None:
+    """What follows step `step` of a run: its logs to the host when due (None: the run stopped there, on a non-finite
+    loss), its checkpoint, then its learning-curve point; the seconds spent scoring (left out of the throughput if
+    `timed`). 05c's packed runs take each of their steps through it too."""
+    c = run.config
+    scoring = c.eval_every is not None and (step % c.eval_every == 0 or step == c.steps)
+    saving = run.recorder.due(step)
+    if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(run, bar): return None
+    if saving: run.recorder.checkpoint(step, run.framework, run.optimisers, *run.streams[1:])
+    return _scored(run, step, timed) if scoring else 0.0          # after the checkpoint: a kill keeps the steps
+
 def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, float | None]:
     "Steps `start + 1..steps` of `run`; returns when they started, and when the timed ones did (after `warmup`)."
     c, (t0, t_warm) = run.config, (time.perf_counter(), None)
@@ -239,11 +250,7 @@ def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, f
             t = time.perf_counter()
             if step == start + warmup + 1: t_warm = t
             bad = _step(run, step, bad); bar.update(1)
-            scoring = c.eval_every is not None and (step % c.eval_every == 0 or step == c.steps)
-            saving = run.recorder.due(step)
-            if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(run, bar): break
-            if saving: run.recorder.checkpoint(step, run.framework, run.optimisers, *run.streams[1:])
-            scored = _scored(run, step, t_warm is not None) if scoring else 0.0   # after: a kill keeps the steps
+            if (scored := _after_step(run, step, bar, t_warm is not None)) is None: break
             run.step_seconds.append(time.perf_counter() - t - scored)
     finally: bar.close()
     return t0, t_warm
