@@ -31,6 +31,7 @@ On the way it makes the site correct for a reader:
 import base64
 import configparser
 import dataclasses
+import functools
 import html
 import importlib
 import inspect
@@ -82,11 +83,13 @@ def notebook_modules() -> dict[str, str]:
     return out
 
 
+@functools.cache
 def nbdev_pages() -> dict[str, str]:
     "The page name nbdev (Quarto) gives each notebook (`01b_data` -> `data.html`) -> this site's page (`01b_data`)."
     return {re.sub(r"^\d+[a-zA-Z0-9]*_", "", nb.stem.lower()) + ".html": nb.stem for nb in (ROOT / "nbs").glob("*.ipynb")}
 
 
+@functools.cache
 def heading_id(text: str) -> str:
     "The id mkdocs-jupyter gives a heading with this text (nbconvert's, lower-cased by mkdocs-jupyter)."
     from mkdocs_jupyter.utils import slugify
