@@ -534,7 +534,7 @@ def cmd_demo(args) -> int:
     "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
     from disentlit.demo import demo
     say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
-    r = demo(args.out, args.steps, progress=not args.quiet, say=say)
+    r = demo(args.out, args.steps, progress=not args.quiet, say=say, quick=args.quick)
     if args.json: _emit(r, True, "")
     return 0 if r["counts"]["failed"] == 0 else 1
 
@@ -542,7 +542,10 @@ def cmd_demo(args) -> int:
 @command("demo", "the main job on the embedded default dataset (no download, no GPU)", cmd_demo,
          json_help="print one JSON object (the report's numbers); the narration goes to stderr")
 def _add_demo(m):
-    from disentlit.demo import DEMO_STEPS
+    from disentlit.demo import DEMO_STEPS, QUICK
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
-    m.add_argument("--steps", type=int, default=DEMO_STEPS,
-                   help=f"training steps of each demo run (default {DEMO_STEPS})")
+    m.add_argument("--steps", type=int, default=None,
+                   help=f"training steps of each demo run (default {DEMO_STEPS}; {QUICK['steps']} with --quick)")
+    m.add_argument("--quick", action="store_true",
+                   help=f"check that everything runs: {QUICK['steps']} steps a run, small samples; "
+                        "its numbers say nothing about the paper, and its report says so")

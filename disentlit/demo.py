@@ -20,9 +20,9 @@ from .sweeps import run_sweep
 from .analysis import figures
 
 # %% auto #0
-__all__ = ['PAPER', 'HOW_TO_CITE', 'DEMO_STEPS', 'DEMO_BATCH', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS', 'TRAVERSAL_CAPTION',
-           'LABELS', 'SCORES', 'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table', 'figure',
-           'render_report', 'demo']
+__all__ = ['PAPER', 'HOW_TO_CITE', 'DEMO_STEPS', 'DEMO_BATCH', 'QUICK', 'REPRODUCTION', 'DEMO_TEMPLATE', 'CAPTIONS',
+           'TRAVERSAL_CAPTION', 'LABELS', 'SCORES', 'demo_spec', 'conclusion', 'plot_headline', 'paragraph', 'table',
+           'figure', 'render_report', 'demo', 'stated_time']
 
 # %% ../nbs/08e_demo.ipynb #93f59ca7
 PAPER = dict(authors="Nathan Michlo, Richard Klein and Steven James",
@@ -34,15 +34,19 @@ HOW_TO_CITE = ("To cite disentlit itself, use CITATION.cff at the root of its re
 
 # %% ../nbs/08e_demo.ipynb #ac35713e
 DEMO_STEPS, DEMO_BATCH = 2000, 128     # the demo runs' steps and batch: the smallest regime in which both learn
+QUICK = dict(steps=10, pairs=1000, traversals=32,                 # `--quick`: a check that everything runs
+             metric_params=dict(mig=dict(num_train=2000), dci=dict(num_train=2000, num_test=1000)))
 
 # %% ../nbs/08e_demo.ipynb #debcbc1c
 def demo_spec(steps: int = DEMO_STEPS,        # training steps of each run
               batch_size: int = DEMO_BATCH,   # and their batch
+              metric_params: dict | None = None,  # the metrics' settings (None: the reference's)
               ) -> dict:
     """The two demo runs: one beta-VAE on XYSquares with the MSE and one with the box-blur loss, in the regime of the
     reproduction's Figure 11 (beta 0.0001, 25 latents, 2,000 steps of 128: the smallest where both learn), seed 0."""
     return dict(name="demo", base=dict(dataset="xysquares", framework="betavae", framework_params=dict(beta=0.0001),
-                                       latents=25, steps=steps, batch_size=batch_size, metrics=["mig", "dci"]),
+                                       latents=25, steps=steps, batch_size=batch_size, metrics=["mig", "dci"],
+                                       **({"metric_params": metric_params} if metric_params else {})),
                 grid=dict(loss=["mse", "box_blur"]), repeats=1)
 
 # %% ../nbs/08e_demo.ipynb #0e1c128e
@@ -174,9 +178,11 @@ CAPTIONS = {
     "overlap_study.png": "The MSE between XYSquares images along x_R as the grid spacing shrinks (the paper's Figure 8). "
         "At spacing 8 (the dataset used here) every off-diagonal cell is equally far (Spearman correlation with the "
         "ground truth 0): no order to learn. Once neighbouring positions overlap, nearer positions look nearer.",
-    "reconstructions.png": "Top: observations. Below: each model's reconstruction. Look at the box-blur row: its "
-        "squares are softer and dimmer, because under its loss a square near the right place costs little and "
-        "sharp edges matter less; the MSE row is sharper. Sharpness is not what the metrics score: the order is.",
+    "reconstructions.png": "Top: observations. Below: each model's reconstruction. The MSE model redraws the squares "
+        "sharply; the box-blur model draws dim, blurred blobs near their places and often misses a square (the "
+        "reproduction's 09 finds no box-blur run that draws all three). Under its loss a square near the right "
+        "place costs little, so it learns where squares roughly are rather than what they look like. Sharpness is "
+        "not what the metrics score: the order is.",
     "figure11_loss.png": "Each run's MIG and DCI disentanglement by loss (0 = nothing disentangled, 1 = each factor "
         "in a latent of its own). One seed per loss: a direction, with no interval and no test.",
     "loss_curves.png": "Training loss of each run, one panel per loss (their units differ: the box-blur loss adds "
@@ -185,10 +191,13 @@ CAPTIONS = {
     "score_vs_recon.png": "Score against final reconstruction loss: a model that reconstructs better is not for that "
         "reason more disentangled.",
 }
-TRAVERSAL_CAPTION = ("The {loss} model's latent traversals: each row moves one latent from -2.5 to +2.5 (the rows "
-                     "with the most information first), the others fixed. Look for a row in which one square slides "
-                     "steadily across the image: that latent has ordered a position. A row in which squares jump, "
-                     "vanish or move together has not.")
+TRAVERSAL_CAPTION = ("The {loss} model's latent traversals: each row moves one latent across the range its encoder "
+                     "uses (its encoded means' 2.5% to 97.5% quantiles, written under its KL; the rows with the most "
+                     "information first), the others fixed. A latent that had ordered a position would slide one "
+                     "square steadily across its row. Expect none at this length, in either model: in the MSE "
+                     "model squares jump between places or change colour along a row, and in the box-blur model a "
+                     "row mostly fades or nudges a blurred square. Each position is spread over many latents; the "
+                     "box blur's higher DCI is a partial order over them, not one latent per square.")
 
 # %% ../nbs/08e_demo.ipynb #1e3291d0
 LABELS = {"mse": "MSE", "box_blur": "box blur"}
@@ -233,12 +242,14 @@ def _reading(steps: int) -> list[dict]:
 
 # %% ../nbs/08e_demo.ipynb #88455770
 def demo(out: str | Path = "demo",                  # the folder it writes (and resumes)
-         steps: int = DEMO_STEPS,                   # training steps of each run
+         steps: int | None = None,                  # training steps of each run (None: DEMO_STEPS, or QUICK's)
          progress: bool = True,                     # progress bars on stderr
          say: Callable = print,                     # how it narrates
+         quick: bool = False,                       # a check that everything runs (`QUICK`): its numbers mean nothing
          ) -> dict:
     """The paper's story end to end on XYSquares, written to the folder `out` with an `index.html`; returns the
-    report's numbers: the conclusion, the perceived distances, each run's metrics, the runs done and failed."""
+    report's numbers: the conclusion, the perceived distances, each run's metrics, the runs done and failed. `quick`
+    trains 10 steps and scores and measures on small samples, and the report says so at its top."""
     import matplotlib
     matplotlib.use("Agg")
     from disentlit.data import plot_traversals
@@ -248,14 +259,16 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     from disentlit.losses import get_loss
     from disentlit.traversals import plot_reconstructions
     t0 = time.perf_counter()
+    steps = steps if steps is not None else QUICK["steps"] if quick else DEMO_STEPS
     check_setting("steps", steps)
     out = owned_dir(out, "demo folder")
     say(datasets_table(list_datasets()))
     data = get_dataset("xysquares")
     save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png", dpi=90)
     say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
-    reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=5000, traversals=128, progress=progress)
-               for loss in LABELS}
+    pairs, traversals = (QUICK["pairs"], QUICK["traversals"]) if quick else (5000, 128)
+    reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=pairs, traversals=traversals,
+                                    progress=progress) for loss in LABELS}
     blur = {f["name"]: f["mean"] for f in reports["box_blur"]["factors"]}
     rows = [[f["name"], f["mean"], blur[f["name"]]] for f in reports["mse"]["factors"]]
     rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
@@ -264,7 +277,8 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     save_figure(plot_overlap_study(overlap_study(n=128)), out / "overlap_study.png", dpi=100)
     say(f"\n2. A beta-VAE trained {steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
     db_path = out / "demo.sqlite"
-    counts = run_sweep(demo_spec(steps), db_path, resume=True, progress=progress)
+    counts = run_sweep(demo_spec(steps, metric_params=QUICK["metric_params"] if quick else None), db_path,
+                       resume=True, progress=progress)
     db = ResultsDB(db_path)
     try: runs = {r["config"]["loss"]: r for r in db.runs(sweep="demo") if r["status"] == "done"}
     finally: db.close()
@@ -282,6 +296,8 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
                                 "box blur: nearer positions\nlook nearer": perceived["box_blur"]}, dci,
                                title="what each model learns\n(one seed each)"), out / "headline.png", dpi=110)
     first = conclusion(runs, steps)
+    if quick: first = (f"A quick check (--quick): {steps} steps a run and small samples, to see that everything runs; "
+                       f"its numbers say nothing about the paper (make demo without it trains {DEMO_STEPS:,}). " + first)
     learned = [paragraph(f"One beta-VAE per loss (beta 0.0001, 25 latents, {steps:,} steps of {DEMO_BATCH}, seed 0), "
                          "trained as a two-run sweep (demo.sqlite), then scored, drawn and traversed.")]
     if models: learned.append(figure("reconstructions.png", CAPTIONS["reconstructions.png"]))
@@ -291,7 +307,7 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     learned += [figure(f"figures/{p.name}", CAPTIONS.get(p.name, f"{p.stem}, drawn by disentlit figures."))
                 for p in figs if p.suffix == ".png"]
     sections = [dict(id="perceived", title="What the loss perceives (Table A1, Figure 8)", blocks=[
-                    paragraph("Mean perceived distance along each factor's traversals (5,000 pairs) under each loss, "
+                    paragraph(f"Mean perceived distance along each factor's traversals ({pairs:,} pairs) under each loss, "
                               "and how well it follows the ground truth."),
                     table(["factor", "MSE", "box-blur loss"], rows, "Spearman correlation between perceived and "
                           "ground-truth distance along traversals: 0, no order to learn; 1, a perfect order."),
@@ -308,9 +324,18 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     say(f"\n{first}")
     say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
     say(f"open {out / 'index.html'}")
-    return dict(out=str(out), index=str(out / "index.html"), counts=counts, seconds=round(time.perf_counter() - t0, 1),
+    return dict(out=str(out), index=str(out / "index.html"), counts=counts, steps=steps, quick=quick,
+                seconds=round(time.perf_counter() - t0, 1),
                 conclusion=first,
                 distances={loss: dict(spearman=r["spearman"], factors=r["factors"]) for loss, r in reports.items()},
                 runs={l: dict(metrics=r["metrics"], active_latents=r["result"].get("active_latents"),
                               collapsed=r["result"].get("collapsed"), final=r["result"].get("final"))
                       for l, r in runs.items()})
+
+# %% ../nbs/08e_demo.ipynb #aa3ad763
+def stated_time(record: dict,   # a measurement of the demo (`tools/time_demo.py`'s results/demo_time.json)
+                ) -> str:
+    "How long the demo takes, as the README says it: whole minutes, and the machine they were measured on."
+    minutes = max(1, round(record["seconds"] / 60))
+    return (f"about {minutes} minute{'s' if minutes > 1 else ''} on {record['cores']} CPU cores ({record['cpu']}, "
+            f"{'native bf16' if record['native_bf16'] else 'no native bf16'}; measured {record['date']})")

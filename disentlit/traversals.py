@@ -13,15 +13,15 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .core import as_rng, atomic_write, DisentlitError
+from .core import as_rng, atomic_write, check_positive, DisentlitError
 from .data import GroundTruthData
 from .models import AE, kl_normal_pair
 from .runs import load_run
 from .evaluation import latent_kl
 
 # %% auto #0
-__all__ = ['LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid', 'plot_reconstructions',
-           'traversal_gif', 'DatasetExplorer', 'RunExplorer', 'learned_distance_matrices']
+__all__ = ['SPANS', 'LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid',
+           'plot_reconstructions', 'traversal_gif', 'DatasetExplorer', 'RunExplorer', 'learned_distance_matrices']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
 def to_images(
@@ -49,30 +49,39 @@ def encode_obs(
     return model.encoder(data.batch(np.atleast_1d(idx), model.standardise, device))
 
 # %% ../nbs/07_traversals.ipynb #523e6f79
+SPANS = ("encoded", "prior")     # where `traversal_grid` runs each latent
+
 @torch.no_grad()
 def traversal_grid(
     model: AE, # a framework
     data: GroundTruthData, # the dataset
     idx: int | None = None, # the observation whose encoding the other latents keep (None: a random one)
     values: int = 9, # values per latent, evenly spaced
-    limit: float = 2.5, # the values run over [-limit, limit]
+    limit: float = 2.5, # with span 'prior': the values run over [-limit, limit]
     order: str = "kl", # rows by KL, most informative first ('kl'), or by latent ('index')
-    seed=0, # the seed of the random observation and of the KL estimate
-) -> dict: # images (D, values, H, W, C), latents, kl, values, idx
-    """Decoded traversals of every latent through one observation: images (D, values, H, W, C), the row order and the
-    KLs."""
+    seed=0, # the seed of the random observation, of the KL estimate and of the encoded sample
+    span: str = "encoded", # 'encoded': each latent over its encoded means' 2.5-97.5% quantiles; 'prior': [-limit, limit]
+    sample: int = 1000, # with span 'encoded': observations whose means give the quantiles
+) -> dict: # images (D, values, H, W, C), latents, kl, values (D, values), idx, span
+    """Decoded traversals of every latent through one observation: images (D, values, H, W, C), the row order, the
+    KLs and each row's values."""
     if values < 2: raise DisentlitError(f"values must be >= 2, got {values}")
     if order not in ("kl", "index"): raise DisentlitError(f"order must be 'kl' or 'index', got {order!r}")
+    if span not in SPANS: raise DisentlitError(f"unknown span {span!r}; accepted: {', '.join(SPANS)}")
     rng = as_rng(seed)
     idx = int(data.sample_idx(1, rng)[0]) if idx is None else int(idx)
     mu, _ = encode_obs(model, data, [idx])
     kl = latent_kl(model, data, seed=rng)
     rows = np.argsort(-kl, kind="stable") if order == "kl" else np.arange(len(kl))
-    steps = torch.linspace(-limit, limit, values, device=mu.device)
+    if span == "prior": lo, hi = np.full(len(kl), -limit), np.full(len(kl), limit)
+    else:
+        means = encode_obs(model, data, data.sample_idx(min(check_positive(sample, "sample"), len(data)), rng))[0]
+        lo, hi = np.quantile(means.float().cpu().numpy(), [0.025, 0.975], axis=0)
+    steps = torch.from_numpy(np.linspace(lo[rows], hi[rows], values, axis=1)).to(mu)        # (D, values)
     z = mu.repeat(len(rows) * values, 1).view(len(rows), values, -1)
-    for r, d in enumerate(rows): z[r, :, d] = steps
+    for r, d in enumerate(rows): z[r, :, d] = steps[r]
     images = to_images(model, data, model.decode(z.view(-1, z.shape[-1]))).reshape(len(rows), values, *data.obs_shape)
-    return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx)
+    return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx, span=span)
 
 # %% ../nbs/07_traversals.ipynb #2ce01458
 def plot_traversal_grid(
@@ -81,8 +90,9 @@ def plot_traversal_grid(
     size: float = 0.6, # inches per image (9 values make a page-wide figure)
     rows: int | None = 10, # at most this many latents, the grid's first (None: all)
 ):
-    """Show a traversal grid: one row per latent (labelled with its KL), one column per value. A grid of many latents
-    shows its first `rows` (with `traversal_grid`'s default order, those with the most KL) and says so in its title."""
+    """Show a traversal grid: one row per latent (labelled with its KL and, where rows have ranges of their own, its
+    range), one column per value. A grid of many latents shows its first `rows` (with `traversal_grid`'s default
+    order, those with the most KL) and says so in its title."""
     import matplotlib.pyplot as plt
     images, (D, V) = grid["images"], grid["images"].shape[:2]
     n = D if rows is None else max(1, min(rows, D))
@@ -93,9 +103,17 @@ def plot_traversal_grid(
             img = images[r, c]
             ax.imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
             ax.set_xticks([]); ax.set_yticks([])
-        axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}", fontsize=7, rotation=0, ha="right",
-                              va="center")
-    for c in range(V): axes[-1, c].set_xlabel(f"{grid['values'][c]:+.1f}", fontsize=7)
+    values = np.atleast_2d(grid["values"])
+    own = len(values) > 1 and not np.allclose(values, values[0])       # each row over a range of its own
+    for r in range(n):
+        span = f"\n{values[r, 0]:+.3g}..{values[r, -1]:+.3g}" if own else ""
+        axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}{span}", fontsize=7, rotation=0,
+                              ha="right", va="center")
+    if own:
+        fig.supxlabel("each latent from the 2.5% to the 97.5% quantile of its encoded means (its range, left)",
+                      fontsize=7)
+    else:
+        for c in range(V): axes[-1, c].set_xlabel(f"{values[0, c]:+.1f}", fontsize=7)
     shown = f"\n(the first {n} of {D} latents)" if n < D else ""
     fig.suptitle((title or "latent traversals (rows ordered by KL)") + shown, fontsize=9)
     return fig

@@ -227,6 +227,22 @@ def test_readme_copies_a_markdown_output_as_markdown_and_hides_echo_false_code(t
     text = readme.render(tmp_path / "index.ipynb")
     assert "| a | b |\n|---|---|" in text and "show_claims" not in text and "<Markdown>" not in text
     assert "```python\n1 + 1\n```\n\n```\n2\n```" in text
+    nb["cells"][0]["outputs"][0]["data"]["text/markdown"] = "[the demo](08e_demo.ipynb), ![x](images/x.png)"
+    (tmp_path / "index.ipynb").write_text(json.dumps(nb))                 # a Markdown output's links, from the root
+    assert "[the demo](nbs/08e_demo.ipynb), ![x](nbs/images/x.png)" in readme.render(tmp_path / "index.ipynb")
+
+
+def test_the_readme_and_the_install_page_state_the_demo_time_that_was_measured():
+    """The demo's time in the README and on the install page is `stated_time` of results/demo_time.json, the
+    measurement tools/time_demo.py made of the default demo on two cores (a machine like CI's), not a number typed by
+    hand; the README's old hand-typed "about 5 minutes on two cores" is gone."""
+    from disentlit.demo import DEMO_BATCH, DEMO_STEPS, stated_time
+    record = json.loads((ROOT / "results" / "demo_time.json").read_text())
+    assert (record["steps"], record["batch_size"], record["cores"]) == (DEMO_STEPS, DEMO_BATCH, 2), record
+    readme = (ROOT / "README.md").read_text()
+    install = json.dumps(json.loads((ROOT / "nbs" / "install.ipynb").read_text()))     # its outputs, escaped alike
+    assert stated_time(record) in readme and json.dumps(stated_time(record))[1:-1] in install
+    assert "about 5 minutes on two cores" not in readme and "5.2 min" not in install
 
 
 def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown_one(tmp_path):

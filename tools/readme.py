@@ -22,19 +22,23 @@ def _text_output(cell) -> tuple[str, bool]:
     return "", False
 
 
+def _from_root(markdown: str) -> str:
+    "Links in the notebook's Markdown (its cells' and its outputs'), as paths from the root: images and notebooks."
+    return re.sub(r"\]\(([\w-]+\.ipynb)\)", r"](nbs/\1)", markdown.replace("](images/", "](nbs/images/"))
+
+
 def render(nb_path: Path = ROOT / "nbs" / "index.ipynb") -> str:
     parts = []
     for cell in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]:
         src = "".join(cell["source"]).strip()
-        if cell["cell_type"] == "markdown":                          # paths from the root: images and notebooks
-            parts.append(re.sub(r"\]\(([\w-]+\.ipynb)\)", r"](nbs/\1)", src.replace("](images/", "](nbs/images/")))
+        if cell["cell_type"] == "markdown": parts.append(_from_root(src))
         elif cell["cell_type"] == "code":
             lines = [l for l in src.splitlines() if not l.startswith("#|")]
             options = {l.replace(" ", "") for l in src.splitlines() if l.startswith("#|")}
             if "#|hide" in options or not lines: continue
             if "#|echo:false" not in options: parts.append("```python\n" + "\n".join(lines) + "\n```")
             out, markdown = _text_output(cell)
-            if out.strip(): parts.append(out.strip() if markdown else "```\n" + out.strip() + "\n```")
+            if out.strip(): parts.append(_from_root(out.strip()) if markdown else "```\n" + out.strip() + "\n```")
     body = "\n\n".join(parts)
     note = "<!-- generated from nbs/index.ipynb by tools/readme.py: edit the notebook, not this file -->"
     return f"{note}\n\n{body}\n"
