@@ -20,7 +20,7 @@ from .runs import load_run
 from .evaluation import latent_kl
 
 # %% auto #0
-__all__ = ['SPANS', 'LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'traversal_grid', 'plot_traversal_grid',
+__all__ = ['SPANS', 'LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'encoded_range', 'traversal_grid', 'plot_traversal_grid',
            'plot_reconstructions', 'traversal_gif', 'DatasetExplorer', 'RunExplorer', 'learned_distance_matrices']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
@@ -52,6 +52,13 @@ def encode_obs(
 SPANS = ("encoded", "prior")     # where `traversal_grid` runs each latent
 
 @torch.no_grad()
+def encoded_range(model: AE, data: GroundTruthData, sample: int = 1000, seed=0) -> tuple[np.ndarray, np.ndarray]:
+    "Each latent's 2.5% and 97.5% quantiles of its encoded means over `sample` observations: (D,) lows, (D,) highs."
+    idx = data.sample_idx(min(check_positive(sample, "sample"), len(data)), as_rng(seed))
+    lo, hi = np.quantile(encode_obs(model, data, idx)[0].float().cpu().numpy(), [0.025, 0.975], axis=0)
+    return lo, hi
+
+@torch.no_grad()
 def traversal_grid(
     model: AE, # a framework
     data: GroundTruthData, # the dataset
@@ -74,9 +81,7 @@ def traversal_grid(
     kl = latent_kl(model, data, seed=rng)
     rows = np.argsort(-kl, kind="stable") if order == "kl" else np.arange(len(kl))
     if span == "prior": lo, hi = np.full(len(kl), -limit), np.full(len(kl), limit)
-    else:
-        means = encode_obs(model, data, data.sample_idx(min(check_positive(sample, "sample"), len(data)), rng))[0]
-        lo, hi = np.quantile(means.float().cpu().numpy(), [0.025, 0.975], axis=0)
+    else: lo, hi = encoded_range(model, data, sample, rng)
     steps = torch.from_numpy(np.linspace(lo[rows], hi[rows], values, axis=1)).to(mu)        # (D, values)
     z = mu.repeat(len(rows) * values, 1).view(len(rows), values, -1)
     for r, d in enumerate(rows): z[r, :, d] = steps[r]
@@ -217,7 +222,7 @@ class RunExplorer:
     "Pick a run; one slider per latent (ordered by KL); the image decodes the slider values."
     def __init__(self,
                  run_dirs: Sequence[str | Path], # run directories (the menu's entries)
-                 limit: float = 3.0, # the sliders run over [-limit, limit]
+                 limit: float | None = None, # the sliders over [-limit, limit]; None: each latent's encoded range
                  seed=0): # the seed of the shown observation and of the KL estimate
         import ipywidgets as w
         if not run_dirs: raise DisentlitError("RunExplorer needs at least one run directory")
@@ -255,9 +260,12 @@ def load(self: RunExplorer,
     kl = latent_kl(self.model, self.data, seed=self.seed)
     self.order = np.argsort(-kl, kind="stable")
     mu, _ = encode_obs(self.model, self.data, self.data.sample_idx(1, self.seed))
+    lo, hi = ((np.full(len(kl), -self.limit), np.full(len(kl), self.limit)) if self.limit is not None else
+              encoded_range(self.model, self.data, seed=self.seed))     # where the encoder puts observations
     self._loading = True
-    self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], -self.limit, self.limit)), min=-self.limit,
-                                  max=self.limit, step=0.05, description=f"z{d} ({kl[d]:.2f})") for d in self.order]
+    self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], lo[d], hi[d])), min=float(lo[d]), max=float(hi[d]),
+                                  step=float(hi[d] - lo[d]) / 100 or 0.01, description=f"z{d} ({kl[d]:.2f})")
+                    for d in self.order]
     for s in self.sliders: s.observe(lambda _: self.update(), names="value")
     self.sliders_box.children = self.sliders
     self._loading = False
