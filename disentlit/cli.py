@@ -301,7 +301,7 @@ def add_train_parser(t):
         loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)", batch_size=f"1..{MAX_BATCH_SIZE}",
         precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else fp32 (a GPU too)",
         metrics="what --eval-every scores, comma-separated", metric_params='as KEY=JSON: mig={"num_train": 2000}',
-        curve_metrics="a sweep's run then scores --metrics once, at the end", curve_metric_params='as KEY=JSON: dci={"mode": "fast"}'))
+        curve_metrics="a sweep then scores --metrics once, at the end", curve_metric_params='dci={"mode": "fast"}'))
     with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
     t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
     t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
@@ -546,6 +546,5 @@ def _add_demo(m):
     m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=None,
                    help=f"training steps of each demo run (default {DEMO_STEPS}; {QUICK['steps']} with --quick)")
-    m.add_argument("--quick", action="store_true",
-                   help=f"check that everything runs: {QUICK['steps']} steps a run, small samples; "
-                        "its numbers say nothing about the paper, and its report says so")
+    m.add_argument("--quick", action="store_true", help=f"check that everything runs: {QUICK['steps']} steps a run, "
+                   "small samples; its numbers say nothing about the paper, and its report says so")
