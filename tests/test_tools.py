@@ -95,36 +95,80 @@ def _packed(out, name="figure11_gpu"):
     with tarfile.open(out / f"{name}_runs.tar.gz") as t: return sorted(t.getnames())
 
 
+QUEUE = ["figure11_gpu_seeds_1_2", "positive_control_gpu", "matched_gpu", "tcvae_gpu", "wae_gpu", "comparison_gpu"]
+
+
+def _spec(tmp_path, name):
+    "Where the check reads a queued spec: specs/, or its state folder for figure 11's seeds."
+    return f"{tmp_path / 'state' / name}.yaml" if "seeds" in name else f"specs/{name}.yaml"
+
+
+def _sweeps(calls) -> list[str]:
+    "The specs the calls swept, in order."
+    return [c.split(" sweep ")[1].split()[0] for c in calls if " sweep " in c]
+
+
 def test_gpu_check_runs_every_part_once_and_brings_back_the_runs_curves(tmp_path):
-    """Each part runs as the commands it names (the bench and the sweep through `timeout`, which runs programs, not
-    shell functions), every run at once by default; the runs' small files come back in one archive, never a
-    checkpoint; a second call finds every part done and repeats none but the finished sweep's resume."""
+    """Each part runs as the commands it names (the bench and the sweeps through `timeout`, which runs programs, not
+    shell functions); the queue's specs (figure 11's seeds no session finished, then the paper-scale twins in
+    results/gpu/README.md's order), each packed (32 runs a step by default);
+    every sweep's small files come back in an archive of its own, never a checkpoint; a second call finds every part
+    and every spec done and runs nothing again."""
     p, calls, out = _gpu_check(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "every part done" in p.stdout
     assert any("-m pytest -q -m cuda tests/test_cuda.py" in c for c in calls)
-    assert any("bench train --device cuda --quiet" in c for c in calls)
+    assert any("bench train --device cuda --pack 1,8,32,64 --quiet" in c for c in calls)
     assert any("bench train --device cuda --compile --precision fp32" in c for c in calls)
     assert (out / "bench_train_compiled.txt").read_text().strip() == "exit status 0"
-    assert any("sweep specs/figure11_gpu.yaml" in c and "--workers 6 --device cuda --resume" in c for c in calls)
+    assert _sweeps(calls) == [_spec(tmp_path, n) for n in QUEUE], calls
+    assert all("--pack 32 --device cuda --resume" in c for c in calls if " sweep " in c), calls
     assert json.loads((out / "bench_train.json").read_text()) == {"device": "cuda"}
-    assert _packed(out) == ["figure11_gpu/curves.png", "figure11_gpu_runs/r1/curve.jsonl"]
+    for name in QUEUE:
+        assert _packed(out, name) == [f"{name}/curves.png", f"{name}_runs/r1/curve.jsonl"]
     p, again, _ = _gpu_check(tmp_path)
-    assert p.returncode == 0 and not any("-m pytest" in c or "bench train" in c for c in again), again
+    assert p.returncode == 0 and again and not [c for c in again if "-m pytest" in c or "bench train" in c
+                                                or " sweep " in c or " figures " in c], again
 
 
 def test_gpu_check_cut_off_in_the_sweep_says_so_and_still_brings_back_the_curves(tmp_path):
-    "The sweep stopped by the time limit (timeout's 124): status 3 (call again), the curves so far packed."
+    """The sweep stopped by the time limit (timeout's 124): status 3 (call again), the curves so far packed, the
+    queue's later specs not started; the next call resumes the same spec."""
     p, calls, out = _gpu_check(tmp_path, SWEEP_STATUS="124")
     assert p.returncode == 3 and "call again to resume" in p.stderr, p.stdout + p.stderr
-    assert _packed(out) == ["figure11_gpu_runs/r1/curve.jsonl"]
-    assert not any(" figures " in c for c in calls)
+    assert _packed(out, QUEUE[0]) == [f"{QUEUE[0]}_runs/r1/curve.jsonl"]
+    assert _sweeps(calls) == [_spec(tmp_path, QUEUE[0])] and not any(" figures " in c for c in calls)
+    p, again, _ = _gpu_check(tmp_path)
+    assert p.returncode == 0 and _sweeps(again) == [_spec(tmp_path, n) for n in QUEUE], again
+
+
+def test_gpu_check_stops_at_a_failed_sweep(tmp_path):
+    "A sweep that fails (status 1) stops the check with status 1, naming it; the queue's later specs wait."
+    p, calls, out = _gpu_check(tmp_path, SWEEP_STATUS="1")
+    assert p.returncode == 1 and f"the {QUEUE[0]} sweep failed (status 1)" in p.stderr, p.stderr
+    assert _sweeps(calls) == [_spec(tmp_path, QUEUE[0])]
+
+
+def test_gpu_check_takes_a_queue_and_a_pack_and_refuses_bad_ones(tmp_path):
+    """GPU_QUEUE picks the specs and their order; PACK=1 runs WORKERS plain runs at once instead of a packed step;
+    a name that is no paper-scale spec, or a PACK that is no whole number, is refused before anything runs."""
+    p, calls, _ = _gpu_check(tmp_path, GPU_QUEUE="matched_gpu figure11_gpu", PACK="1", WORKERS="3", FIG11_SEEDS="")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert _sweeps(calls) == ["specs/matched_gpu.yaml", "specs/figure11_gpu.yaml"]     # FIG11_SEEDS empty: all seeds
+    assert all("--workers 3 --device cuda" in c and "--pack" not in c for c in calls if " sweep " in c), calls
+    for i, env, said in [(1, dict(GPU_QUEUE="matched_gpu figure11_cpu"), "got 'figure11_cpu'"),
+                         (2, dict(PACK="eight"), "PACK must be a whole number of runs, 1 or more; got 'eight'"),
+                         (3, dict(PACK="0"), "got '0'")]:
+        (tmp_path / f"bad{i}").mkdir()
+        p, calls, _ = _gpu_check(tmp_path / f"bad{i}", **env)
+        assert p.returncode == 2 and said in p.stderr and calls == [], (env, p.stderr, calls)
+        assert not (tmp_path / f"bad{i}" / "state").exists()
 
 
 def test_gpu_check_runs_one_seed_of_figure_11_as_a_sweep_of_its_own(tmp_path):
     """FIG11_SEEDS=1: the spec with only its name and seeds changed (both losses at seed 1, the same run settings),
     its own database and archive; a malformed value is refused before anything runs."""
-    p, calls, out = _gpu_check(tmp_path, FIG11_SEEDS="1")
+    p, calls, out = _gpu_check(tmp_path, FIG11_SEEDS="1", GPU_SWEEP="figure11_gpu")
     assert p.returncode == 0, p.stdout + p.stderr
     derived = tmp_path / "state" / "figure11_gpu_seeds_1.yaml"
     assert any(f"sweep {derived} --db {tmp_path / 'state' / 'figure11_gpu_seeds_1.sqlite'}" in c for c in calls), calls
@@ -141,6 +185,9 @@ def test_gpu_check_runs_one_seed_of_figure_11_as_a_sweep_of_its_own(tmp_path):
     p, calls, _ = _gpu_check(tmp_path / "bad", FIG11_SEEDS="one")
     assert p.returncode == 2 and "FIG11_SEEDS must be seeds such as 0 or 1,2; got 'one'" in p.stderr
     assert not any(" sweep " in c or "-m pytest" in c for c in calls)
+    (tmp_path / "bad2").mkdir()
+    p, calls, _ = _gpu_check(tmp_path / "bad2", FIG11_SEEDS="1", GPU_QUEUE="matched_gpu")
+    assert p.returncode == 2 and "FIG11_SEEDS picks seeds of figure11_gpu, which the queue" in p.stderr and calls == []
 
 
 def test_gpu_check_skips_the_parts_it_is_told_to_and_refuses_unknown_ones(tmp_path):
@@ -246,13 +293,17 @@ def test_the_readme_and_the_install_page_state_the_demo_time_that_was_measured()
 
 
 def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown_one(tmp_path):
-    "GPU_SWEEP picks part 3's spec among specs/*_gpu.yaml; anything else is refused before any part runs."
-    p, calls, out = _gpu_check(tmp_path, GPU_SWEEP="figure11_gpu", GPU_CHECK_SKIP="cuda_tests bench_train bench_compiled")
-    assert p.returncode == 0 and any("sweep specs/figure11_gpu.yaml" in c for c in calls), p.stderr
+    """GPU_SWEEP picks part 3's spec among specs/*_gpu.yaml (a queue of one; figure11_gpu at the seeds FIG11_SEEDS
+    names, by default those no session finished); anything else is refused before any part runs."""
+    p, calls, out = _gpu_check(tmp_path, GPU_SWEEP="matched_gpu", GPU_CHECK_SKIP="cuda_tests bench_train bench_compiled")
+    assert p.returncode == 0 and _sweeps(calls) == ["specs/matched_gpu.yaml"], p.stderr
+    (tmp_path / "fig11").mkdir()
+    p, calls, out = _gpu_check(tmp_path / "fig11", GPU_SWEEP="figure11_gpu")
+    assert p.returncode == 0 and _sweeps(calls) == [_spec(tmp_path / "fig11", "figure11_gpu_seeds_1_2")], calls
     for i, bad in enumerate(("figure11_cpu", "../x_gpu", "nosuch_gpu")):
         (tmp_path / str(i)).mkdir()
         p, calls, _ = _gpu_check(tmp_path / str(i), GPU_SWEEP=bad)
-        assert p.returncode == 2 and "GPU_SWEEP must name a paper-scale spec, one of: " in p.stderr, p.stderr
+        assert p.returncode == 2 and "GPU_QUEUE and GPU_SWEEP must name paper-scale specs, one of: " in p.stderr, p.stderr
         assert "figure11_gpu" in p.stderr.split("one of: ")[1].split(";")[0].split(), p.stderr   # the specs, listed
         assert calls == [], calls
     (tmp_path / "seeds").mkdir()
