@@ -85,6 +85,19 @@ def test_every_notebook_has_a_page_with_its_api(site):
         assert not missing, f"{nb.stem}: no API reference for {sorted(missing)}"
 
 
+def test_every_cell_id_on_the_site_comes_from_the_notebooks_not_from_chance(site):
+    """Each page's cells carry the ids of its notebook as the site's build wrote it (the source's own, or one made from
+    a cell's place and text), so two builds of the same notebooks give the same pages: no id is drawn at random."""
+    import docs
+    for page in ("00_core", "06b_evaluation", "index"):
+        written = {c["id"] for c in json.loads((docs.SRC / f"{page}.ipynb").read_text())["cells"]}
+        shown = set(re.findall(r'id="cell-id=([^"]+)"', (site / f"{page}.html").read_text()))
+        assert shown and shown <= written, (page, sorted(shown - written)[:5])
+    nb = json.loads((docs.PROC / "00_core.ipynb").read_text())
+    twice = [docs.clean(json.loads(json.dumps(nb)), "disentlit.core")["cells"] for _ in range(2)]
+    assert [c["id"] for c in twice[0]] == [c["id"] for c in twice[1]]
+
+
 def test_reproduction_page_shows_its_figures_and_tables(site):
     "09's page carries the figures and tables its readings refer to (the notebook is saved with its outputs)."
     html = (site / "09_reproduction.html").read_text(encoding="utf-8")

@@ -32,6 +32,7 @@ import base64
 import configparser
 import dataclasses
 import functools
+import hashlib
 import html
 import importlib
 import inspect
@@ -414,6 +415,10 @@ def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
             cell["source"] = _clean_text(src, anchors)
         cells.append(cell)
     nb["cells"] = _source_order(one_entry_each(cells, own_ids))
+    for k, cell in enumerate(nb["cells"]):     # cells made here or by nbdev get an id from their place and text:
+        if cell.get("id") not in (own_ids or set()):   # nbformat would draw a random one, and every build would differ
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            cell["id"] = hashlib.sha1(f"{k}\n{text}".encode()).hexdigest()[:8]
     return nb
 
 
