@@ -33,7 +33,7 @@ def cmd_sweep(args) -> int:
     was put back to pending (a job that left no result: `--resume` runs it)."""
     from disentlit.sweeps import run_sweep
     counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.quiet, track=args.track, **_engine_flags(args))
+                       progress=not args.quiet, track=args.track, pack=args.pack, **_engine_flags(args))
     left = counts["pending"] + counts["running"]
     _emit(dict(db=str(args.db), **counts), args.json,
           f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
@@ -58,6 +58,9 @@ def _add_sweep(w):
                    help="local: runs at a time, in processes sharing the CPU threads and GPU (default 1; never more "
                         "than the runs left)")
     w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
+    w.add_argument("--pack", type=int, default=1, metavar="K",
+                   help="local: train up to K runs that share a shape (dataset, networks, latents, batch) as one "
+                        "batched step, each still recorded, resumed and failed on its own (default 1: each alone)")
     w.add_argument("--cpus", type=_parse_value, default=None, help="ray: CPUs per run (default 1); submitit: per job")
     w.add_argument("--gpus", type=_parse_value, default=None, help="ray: GPUs per run (default 0); submitit: per job")
     w.add_argument("--cluster", default=None, metavar="slurm|local",
