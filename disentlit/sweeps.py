@@ -189,6 +189,8 @@ def run_packed(configs: Sequence[RunConfig],    # runs of one `pack_key` (05c)
     """`run` for runs that share a shape, trained as one pack: each run's result, in order, or the exception that
     stopped it (its scoring; or, once the pack has raised and its runs are run one at a time, its `run`)."""
     kw = dict(progress=progress, device=device, track=track, group=group)
+    if len(configs) > 1 and track == "wandb":
+        raise DisentlitError("packed runs report to tensorboard only: W&B keeps one run per process")
     if len(configs) > 1:
         try: return _packed(configs, [Path(d) for d in out_dirs], **kw)
         except Exception as e:                  # a run's directory, memory: each run alone, its exception its own
