@@ -11,7 +11,7 @@ import resource
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -27,11 +27,12 @@ from .family import framework_for, get_framework
 from .losses import AugmentedLoss, box_blur_loss, distance_report, get_loss, MSELoss
 from .config import check_setting, RunConfig
 from .training import fit, resolve_device, tune_allocator
+from .packed import default_engine, fit_packed, PACKABLE
 
 # %% auto #0
-__all__ = ['TABLE_A4', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text', 'd_pcv_one_pair_at_a_time', 'bench_distances',
-           'distances_text', 'bench_loss', 'loss_text', 'SyncCounter', 'host_syncs_per_step', 'projected_hours',
-           'bench_train', 'train_text']
+__all__ = ['TABLE_A4', 'GPU_CEILING_IMAGES_PER_S', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text',
+           'd_pcv_one_pair_at_a_time', 'bench_distances', 'distances_text', 'bench_loss', 'loss_text', 'SyncCounter',
+           'host_syncs_per_step', 'projected_hours', 'bench_train', 'train_text', 'bench_packed', 'packed_text']
 
 # %% ../nbs/10a_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -388,3 +389,76 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
               + ", ".join(f"{k} {h:,.0f} h" for k, h in v["projected_hours_table_a4"].items())
               + f" on {v['device']} (the paper: about 1,040 hours of compute on a cluster)" for p, v in runs.items()]
     return "\n".join(lines)
+
+# %% ../nbs/10a_bench.ipynb #c44456a8
+GPU_CEILING_IMAGES_PER_S = 650_000     # Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
+
+def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident, allocator,
+                progress) -> list[float]:
+    "Step times of `fit_packed` for `k` runs of `framework` (seeds `seed` on), after a warm-up step: each the pack's."
+    fws = [framework_for(data, framework, seed=seed + i, **(params or {})) for i in range(k)]
+    configs = [RunConfig(steps=steps + 1, batch_size=batch_size, seed=seed + i, precision=precision, resident=resident)
+               for i in range(k)]
+    return fit_packed(fws, data, configs, device=device, progress=progress, allocator=allocator)[0]["step_seconds"][1:]
+
+def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
+                 framework: str = "betavae",        # the framework of every run (one that packs: `PACKABLE`)
+                 precision: str = "fp32",           # the runs' precision
+                 steps: int = 6,                    # timed steps per repetition
+                 repeats: int = 3,                  # repetitions, interleaved
+                 batch_size: int = 256,             # observations per step, each run
+                 dataset: str = "xysquares",        # the dataset
+                 seed: int = 0,                     # of the first run's weights and batches
+                 params: dict | None = None,        # the framework's own parameters
+                 allocator: bool = True,            # tune glibc's allocator (as `fit`'s)
+                 device=None,                       # default: cuda when there is one, else cpu
+                 resident: bool | None = None,      # batches drawn on the device (default: on a GPU)
+                 progress: bool = False,            # a progress bar on stderr
+                 ) -> dict:
+    """Images per second of `fit_packed` at each pack size in `ks`, against the plain loop and `fit` of one model timed
+    interleaved in the same process: `ratio_plain` and `ratio_alone` (K runs one after another) for each, the fastest
+    steps' and the medians'; on CUDA, also the pack's share of `GPU_CEILING_IMAGES_PER_S`."""
+    device = resolve_device(device)
+    check_setting("batch_size", batch_size)
+    resident = device.type == "cuda" if resident is None else resident
+    data = get_dataset(dataset)
+    fw = framework_for(data, framework, seed=seed, **(params or {}))      # bad names and values fail before any timing
+    if framework not in PACKABLE:
+        raise DisentlitError(f"framework {framework!r} cannot train packed; accepted: {', '.join(PACKABLE)}")
+    data.channel_stats()
+    tuned = tune_allocator() if allocator else False
+    plain_t, alone_t, pack_t = [], [], {k: [] for k in ks}
+    for _ in progress_bar(range(repeats), desc=f"bench packs {framework} {precision}", unit="repeat",
+                          disable=not progress):
+        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)      # interleaved: a busy spell
+        alone_t += _fit_steps(data, framework, steps, batch_size, seed, precision, False, params, device, resident,
+                              allocator=allocator)[0]                                   # hits every one of them
+        for k in ks: pack_t[k] += _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device,
+                                              resident, allocator, progress)
+    per_step = batch_size * (2 if fw.pairs else 1)
+    best, med = (lambda ts, n: n / min(ts)), (lambda ts, n: n / float(np.median(ts)))
+    plain, alone = best(plain_t, batch_size), best(alone_t, per_step)
+    rows = [dict(K=k, images_per_s=round(best(ts, k * per_step), 1), step_ms=sig(1000 * min(ts), 4),
+                 ratio_plain=round(best(ts, k * per_step) / plain, 3), ratio_alone=round(best(ts, k * per_step) / alone, 3),
+                 median_ratio_plain=round(med(ts, k * per_step) / med(plain_t, batch_size), 3),
+                 median_ratio_alone=round(med(ts, k * per_step) / med(alone_t, per_step), 3),
+                 **dict(share_of_ceiling=sig(best(ts, k * per_step) / GPU_CEILING_IMAGES_PER_S))
+                 if device.type == "cuda" else {}) for k, ts in pack_t.items()]
+    return dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
+                images_per_step=per_step, precision=precision, steps=steps, repeats=repeats,
+                torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device), resident=resident,
+                engine=default_engine(device), plain_fp32_images_per_s=round(plain, 1),
+                fit_images_per_s=round(alone, 1), packs=rows)
+
+def packed_text(r: dict) -> str:
+    "What `disentlit bench train --pack` prints for the result `r` of `bench_packed` at one precision."
+    share = lambda row: (f"   {100 * row['share_of_ceiling']:.1f}% of ~{GPU_CEILING_IMAGES_PER_S:,} img/s"
+                         if "share_of_ceiling" in row else "")
+    return "\n".join(
+        [f"fit_packed ({r['engine']}) vs the plain loop and fit alone: {r['framework']} (Table A3) on XYSquares, "
+         f"batch {r['batch_size']} a run, {r['precision']}, {r['device']}, {r['torch_threads']} torch threads, "
+         f"best of {r['repeats']} x {r['steps']} steps",
+         f"  one model: plain fp32 loop {r['plain_fp32_images_per_s']:.1f} img/s, fit {r['fit_images_per_s']:.1f} img/s"]
+        + [f"  K={row['K']}: {row['images_per_s']:10.1f} img/s   ratio {row['ratio_plain']:.2f}x the plain loop, "
+           f"{row['ratio_alone']:.2f}x fit alone (medians {row['median_ratio_plain']:.2f}x, "
+           f"{row['median_ratio_alone']:.2f}x){share(row)}" for row in r["packs"]])

@@ -24,8 +24,8 @@ from .newer_metrics import (DCI_ES_DEPTHS, infomec_nmi, irs, loss_capacity,
                                      modularity_explicitness)
 from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData,
                                   relative_strength, udr)
-from .bench import (bench_data, bench_distances, bench_loss, bench_train, data_text,
-                             distances_text, loss_text, train_text)
+from .bench import (bench_data, bench_distances, bench_loss, bench_packed, bench_train, data_text,
+                             distances_text, loss_text, packed_text, train_text)
 
 # %% auto #0
 __all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'BENCH_FLAGS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs',
@@ -341,6 +341,16 @@ def _precisions(precision: str) -> list[str]:
                              "list each once")
     return [check_precision(p) for p in precisions]
 
+def _pack_sizes(pack: str) -> list[int]:
+    "The pack sizes of a comma-separated list such as 1,4,8: whole numbers in 1..512, each listed once."
+    sizes = [s.strip() for s in str(pack).split(",")]
+    if not all(s.isdigit() and 1 <= int(s) <= 512 for s in sizes):
+        raise DisentlitError(f"pack must be a comma-separated list of whole numbers in 1..512 such as 1,4,8, "
+                             f"got {pack!r}")
+    if twice := next((s for i, s in enumerate(sizes) if int(s) in map(int, sizes[:i])), None):
+        raise DisentlitError(f"pack size {int(twice)} is listed twice in {pack!r}; list each once")
+    return [int(s) for s in sizes]
+
 # %% ../nbs/10b_bench_metrics.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
@@ -355,11 +365,13 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
               device=None,                    # train: where both loops run
               untuned_baseline: bool = True,  # train: a step in a fresh process, allocator untuned
               compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
+              pack: str | None = None,        # train: comma-separated pack sizes (`bench_packed`), e.g. 1,4,8
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the
     lines it prints. The batch size defaults to 256 (the metrics' encoding batch to 1024);
-    `precision` is a comma-separated list for `train`, of which `metrics` takes the first."""
+    `precision` is a comma-separated list for `train`, of which `metrics` takes the first. With `pack`, `train` times
+    `fit_packed` at each pack size instead (`bench_packed`), at each precision."""
     if what not in BENCHMARKS:
         raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = batch_size or (1024 if what == "metrics" else 256)
@@ -395,6 +407,13 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     if framework not in FRAMEWORKS:
         raise DisentlitError(f"unknown framework {framework!r}; accepted: {', '.join(FRAMEWORKS)}")
     params = check_own_params(framework, dict(params or {}))
+    if pack is not None:
+        sizes = _pack_sizes(pack)
+        if compile: raise DisentlitError("pack goes without compile: packed runs train uncompiled (05c_packed)")
+        packs = {p: bench_packed(sizes, framework, precision=p, steps=steps, repeats=repeats or 3, batch_size=batch_size,
+                                 params=params, device=device, progress=progress) for p in precisions}
+        return dict(framework=framework, dataset="xysquares", batch_size=batch_size, packs=packs), \
+            "\n".join(packed_text(v) for v in packs.values())
     runs = {p: bench_train(framework, precision=p, steps=steps, repeats=repeats or 3,
                            batch_size=batch_size, params=params, untuned_baseline=untuned_baseline,
                            device=device, progress=progress, compile=compile)
@@ -409,7 +428,7 @@ BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what e
                "--precision": ("train", "metrics"), "--exact": ("metrics",),
                "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",),
                "--param": ("train",), "--device": ("train",), "--compile": ("train",),
-               "--no-allocator": ("train",)}
+               "--no-allocator": ("train",), "--pack": ("train",)}
 
 def add_bench_flags(b: argparse.ArgumentParser):
     "The arguments of `disentlit bench`: which benchmark, and its flags (`--param`: KEY=VALUE)."
@@ -441,6 +460,9 @@ def add_bench_flags(b: argparse.ArgumentParser):
                    help="train: fit with its loss compiled (torch.compile)")
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
+    b.add_argument("--pack", default=None, metavar="K,...",
+                   help="train: pack sizes, e.g. 1,4,8: images/s of K runs trained as one step (fit_packed) against "
+                        "the plain loop and fit of one model, timed in the same run")
 
 # %% ../nbs/10b_bench_metrics.ipynb #01280d89
 def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed
@@ -453,6 +475,6 @@ def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parse
                                  f"not bench {args.what}")
     given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
                  precision=args.precision, reference=args.reference, steps=args.steps,
-                 framework=args.framework, device=args.device)
+                 framework=args.framework, device=args.device, pack=args.pack)
     return dict(exact=args.exact, untuned_baseline=not args.no_allocator, compile=args.compile,
                 **{k: v for k, v in given.items() if v is not None})

@@ -5,13 +5,13 @@
 # %% ../nbs/11_cli.ipynb #47adbdc9
 from __future__ import annotations
 
-import argparse, contextlib, json, math, os, sys, time
+import argparse, contextlib, importlib, json, math, os, sys, time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'TRAIN_FLAGS', 'PREDICT_SCORE_IS', 'PREDICT_TESTED', 'PREDICT_NOT', 'SWEEP_FLAGS', 'parse_params',
+__all__ = ['COMMANDS', 'LATER_COMMANDS', 'TRAIN_FLAGS', 'PREDICT_SCORE_IS', 'PREDICT_TESTED', 'PREDICT_NOT', 'parse_params',
            'command', 'build_parser', 'main', 'cmd_datasets', 'train_config', 'cmd_train', 'add_train_parser',
-           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
+           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -104,6 +104,13 @@ def parse_params(items: Sequence[str],     # the flag's items, e.g. ['grid_spaci
 
 # %% ../nbs/11_cli.ipynb #7a4e07b8
 COMMANDS: dict = {}     # name: (its line in --help, the function adding its flags, its `cmd_*`, --json's help, description, epilog)
+LATER_COMMANDS = "disentlit.cli_sweeps"   # the module whose subcommands register as it loads (11b_cli_sweeps)
+
+def _commands() -> dict:
+    """Every subcommand by name, in the order `disentlit --help` lists them: this page's, then those of
+    `LATER_COMMANDS` (sweep, figures, demo), which register themselves as their module loads."""
+    importlib.import_module(LATER_COMMANDS)
+    return COMMANDS
 
 # %% ../nbs/11_cli.ipynb #94585960
 def command(name: str,          # the subcommand
@@ -127,7 +134,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p = _Parser(prog="disentlit",
                 description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, (text, add, run, json_help, description, epilog) in COMMANDS.items():
+    for name, (text, add, run, json_help, description, epilog) in _commands().items():
         s = sub.add_parser(name, help=text, description=description, epilog=epilog)
         if only in (None, name):
             add(s); _output_flags(s, json_help); s.set_defaults(run=run)
@@ -166,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
-    args = build_parser(only=name if name in COMMANDS else "").parse_args(argv)
+    args = build_parser(only=name if name in _commands() else "").parse_args(argv)
     from disentlit.core import DisentlitError, Terminated, sigterm_as_interrupt   # numpy loads once a command runs
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
@@ -453,98 +460,3 @@ def _add_predict(t):
     t.add_argument("--traversals", type=int, default=256,
                    help=f"sampled traversals per factor, 1..{MAX_TRAVERSALS:,} (default 256)")
     t.add_argument("--seed", type=int, default=0)
-
-# %% ../nbs/11_cli.ipynb #29c23f95
-SWEEP_FLAGS = {"--workers": dict(local="workers"), "--device": dict(local="device"),
-               "--cpus": dict(ray="num_cpus", submitit="cpus"), "--gpus": dict(ray="num_gpus", submitit="gpus"),
-               **{f"--{o.replace('_', '-')}": dict(submitit=o)
-                  for o in ("cluster", "partition", "time", "mem", "array_parallelism")}}   # flag: engine: option
-
-def _engine_flags(args) -> dict:
-    "The engine options of `sweep`'s flags; a flag of another engine refused, not ignored."
-    options = {}
-    for flag, engines in SWEEP_FLAGS.items():
-        if (v := getattr(args, flag[2:].replace("-", "_"))) is None: continue
-        if args.engine not in engines:
-            _fail(f"{flag} goes with --engine {' or '.join(engines)}, not --engine {args.engine}")
-        options[engines[args.engine]] = v
-    return options
-
-def cmd_sweep(args) -> int:
-    """`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed or
-    was put back to pending (a job that left no result: `--resume` runs it)."""
-    from disentlit.sweeps import run_sweep
-    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.quiet, track=args.track, **_engine_flags(args))
-    left = counts["pending"] + counts["running"]
-    _emit(dict(db=str(args.db), **counts), args.json,
-          f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
-          + (f"\nexport: disentlit figures --db {args.db} --out DIR" if counts["done"] else "")
-          + (f"\n{left} runs left: the same command with --resume runs them" if left else ""))
-    return 0 if counts["failed"] == 0 and left == 0 else 1
-
-# %% ../nbs/11_cli.ipynb #ef2516a8
-@command("sweep", "run a sweep spec into a SQLite results database (resumable)", cmd_sweep)
-def _add_sweep(w):
-    w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
-    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
-    w.add_argument("--engine", default="local", metavar="local|ray|submitit",
-                   help="local (default), ray, or submitit (Slurm job arrays)")
-    w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
-    w.add_argument("--runs", metavar="DIR",
-                   help="where run directories go (default: RESULTS_runs next to the database)")
-    w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
-                   help="a running run whose heartbeat is older than this is put back by --resume (at least 60; "
-                        "default $DISENTLIT_LEASE, else 600)")
-    w.add_argument("--workers", type=int, default=None,
-                   help="local: runs at a time, in processes sharing the CPU threads and GPU (default 1; never more "
-                        "than the runs left)")
-    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
-    w.add_argument("--cpus", type=_parse_value, default=None, help="ray: CPUs per run (default 1); submitit: per job")
-    w.add_argument("--gpus", type=_parse_value, default=None, help="ray: GPUs per run (default 0); submitit: per job")
-    w.add_argument("--cluster", default=None, metavar="slurm|local",
-                   help="submitit: slurm (default), or local (jobs as processes on this machine)")
-    w.add_argument("--partition", default=None, help="submitit: the Slurm partition (default: the cluster's)")
-    w.add_argument("--time", type=int, default=None, metavar="MINUTES", help="submitit: time per job (default 60)")
-    w.add_argument("--mem", type=float, default=None, metavar="GB", help="submitit: memory per job")
-    w.add_argument("--array-parallelism", type=int, default=None, metavar="N",
-                   help="submitit: jobs running at once (Slurm's default 256; local: this machine's CPUs / --cpus)")
-    _track_flag(w)
-
-# %% ../nbs/11_cli.ipynb #34d66818
-def cmd_figures(args) -> int:
-    "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
-    from disentlit.analysis import figures
-    *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
-    _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
-          "\n".join(("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in [*paths, table]))
-    return 0
-
-# %% ../nbs/11_cli.ipynb #5a425b7b
-@command("figures", "draw the figures a results database supports, and export its runs as CSV", cmd_figures)
-def _add_figures(f):
-    f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
-    f.add_argument("--out", required=True, metavar="DIR")
-    f.add_argument("--sweep", help="only this sweep's runs")
-    f.add_argument("--runs", metavar="DIR",
-                   help="where the run directories are (default: RESULTS_runs next to the database)")
-
-# %% ../nbs/11_cli.ipynb #8726e66e
-def cmd_demo(args) -> int:
-    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
-    from disentlit.demo import demo
-    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
-    r = demo(args.out, args.steps, progress=not args.quiet, say=say, quick=args.quick)
-    if args.json: _emit(r, True, "")
-    return 0 if r["counts"]["failed"] == 0 else 1
-
-# %% ../nbs/11_cli.ipynb #e3881f85
-@command("demo", "the main job on the embedded default dataset (no download, no GPU)", cmd_demo,
-         json_help="print one JSON object (the report's numbers); the narration goes to stderr")
-def _add_demo(m):
-    from disentlit.demo import DEMO_STEPS, QUICK
-    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
-    m.add_argument("--steps", type=int, default=None,
-                   help=f"training steps of each demo run (default {DEMO_STEPS}; {QUICK['steps']} with --quick)")
-    m.add_argument("--quick", action="store_true", help=f"check that everything runs: {QUICK['steps']} steps a run, "
-                   "small samples; its numbers say nothing about the paper, and its report says so")

@@ -272,6 +272,7 @@ def train_packed(configs: Sequence[RunConfig],       # the runs
                  evaluators: Callable | Sequence | None = None,   # what scores each run's learning curve, if any
                  built: Sequence[tuple] | None = None,     # each run's `build_run(config)`, to keep the trained models
                  engine=None,                        # `fit_packed`'s engine
+                 recorders: Sequence | None = None,  # what writes each run directory (default: `RunDir(out_dir)`)
                  ) -> list[dict]:
     """`train` for K runs as one pack: each built from its configuration and written to its run directory, resumed from
     its checkpoint if it has one. Returns each run's result, as `train` returns it."""
@@ -284,5 +285,5 @@ def train_packed(configs: Sequence[RunConfig],       # the runs
         seen.add(key)
     built = built or [build_run(c) for c in configs]
     return fit_packed([fw for fw, _ in built], [d for _, d in built], configs, device=device, progress=progress,
-                      allocator=allocator, evaluators=evaluators, recorders=[RunDir(d) for d in out_dirs],
+                      allocator=allocator, evaluators=evaluators, recorders=recorders or [RunDir(d) for d in out_dirs],
                       engine=engine)

@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import atomic_path, DisentlitError, lease_seconds, strict_json, write_csv
+from .core import atomic_path, check_positive, DisentlitError, lease_seconds, strict_json, write_csv
 from .config import RunConfig
 
 # %% auto #0
@@ -311,6 +311,35 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
             continue
         out.append(r)
     return out
+
+# %% ../nbs/08a_store.ipynb #f8c4a582
+@patch
+def claim_group(self: ResultsDB, most: int,           # at most this many runs
+                key: Callable[[RunConfig], object],   # what runs claimed together share; None: the run goes alone
+                host: str | None = None, pid: int | None = None,
+                sweep: str | None = None) -> list[tuple[str, RunConfig]]:
+    """`claim` for a group: the oldest pending run (of `sweep`, or of any) and the next pending runs whose `key` equals
+    its key, up to `most` in all, moved to running in one transaction (a run whose key is None goes alone); [] when
+    none is pending. A run whose configuration is damaged is marked failed with the reason, and skipped, as by `claim`."""
+    check_positive(most, "most")
+    q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep is not None else "")
+         + " ORDER BY created, rowid")
+    with self._tx():
+        group, damaged, cur = [], [], self.con.execute(q, (sweep,) if sweep is not None else ())
+        for rid, text in cur:
+            try: config = RunConfig.from_dict(_json_object(text, "config"))
+            except DisentlitError as e: damaged.append((f"damaged configuration in the database: {e}", rid)); continue
+            if not group: group, first = [(rid, config)], key(config)
+            elif first is not None and key(config) == first: group.append((rid, config))
+            if len(group) == most or (group and first is None): break
+        cur.close()
+        now, host, pid = self.clock(), host or socket.gethostname(), os.getpid() if pid is None else pid
+        self.con.executemany("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
+                             "attempts=attempts+1 WHERE id=?", [(host, pid, now, now, rid) for rid, _ in group])
+        self.con.executemany("UPDATE runs SET status='failed', error=?, result='{}', host=?, pid=?, started=?, "
+                             "finished=?, seconds=0, attempts=attempts+1 WHERE id=?",
+                             [(why, host, pid, now, now, rid) for why, rid in damaged])
+    return group
 
 # %% ../nbs/08a_store.ipynb #7d01e934
 def curve_points(curve: list[dict]) -> list[dict]:

@@ -18,9 +18,10 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import torch
 
@@ -33,6 +34,7 @@ from .config import RunConfig
 from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as before)
 from .training import ready, resolve_device
 from .runs import _earlier_run, build_run, read_log, train
+from .packed import pack_key, train_packed
 from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
                                   scalar_metrics, scorer)
 from .tracking import check_tracker, open_tracker, report_end, TrackedRunDir, traversals_png
@@ -40,8 +42,8 @@ from .store import (curve_points, db_file, LATENTS_FILE, ResultsDB, runs_folder,
                               write_latents)                                                   #  here first)
 
 # %% auto #0
-__all__ = ['ENGINES', 'ENGINE_OPTIONS', 'CLUSTER_ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'run', 'register_engine',
-           'check_engine_options', 'heartbeat', 'local_engine', 'run_sweep']
+__all__ = ['ENGINES', 'ENGINE_OPTIONS', 'PACKING_ENGINES', 'CLUSTER_ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'run',
+           'run_packed', 'register_engine', 'check_engine_options', 'heartbeat', 'local_engine', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
@@ -114,6 +116,28 @@ def _keep_latents(model: AE, data: GroundTruthData, out_dir: Path):
     write_latents(out_dir, means, latent_kl(model, data, n=n, seed=seed))
 
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
+def _evaluator(config: RunConfig) -> Callable | None:
+    "What scores the run's learning curve: `scorer(config)` if it has one (`eval_every`), else nothing."
+    return scorer(config) if config.eval_every is not None else None
+
+def _conclude(config: RunConfig, out_dir: Path, model: AE, data: GroundTruthData, r: dict, tracker,
+              progress: bool) -> dict:
+    """What `run` does once its run is trained (`r`: `train`'s result): the run's result, with its scores, diagnosis,
+    curve, pictures and latents written once each, and its end reported to its tracker."""
+    result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
+                  seconds=r["seconds"])
+    if r["status"] != "done": return dict(result, message=r.get("message"))
+    last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point
+    final = None if config.curve_metrics else last          # a curve of cheaper metrics: the final scores are its own
+    scores = _scores(config, model.eval(), data, final, out_dir, progress)   # the model it trained, or read back
+    diag = last if last is not None else diagnose(model, data, seed=config.seed)
+    result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
+    result.update(curve=curve_points(r["curve"]), **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
+    grid, metrics = _illustrate(config, model, data, out_dir), scalar_metrics(scores)
+    _keep_latents(model, data, out_dir)
+    report_end(tracker, r["logs"], metrics, grid, r["step"])
+    return dict(result, metrics=metrics)
+
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
         progress: bool = False,     # progress bars on stderr
@@ -126,29 +150,59 @@ def run(config: RunConfig,          # the run
     out_dir, (model, data) = Path(out_dir), build_run(config)
     tracker = open_tracker(track, config, out_dir, group)          # none asked: one that reports nowhere
     try:
-        r = train(config, out_dir, device=device, progress=progress, built=(model, data),
-                  evaluator=scorer(config) if config.eval_every is not None else None,
+        r = train(config, out_dir, device=device, progress=progress, built=(model, data), evaluator=_evaluator(config),
                   recorder=TrackedRunDir(out_dir, tracker))
-        result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
-                      seconds=r["seconds"])
-        if r["status"] != "done": return dict(result, message=r.get("message"))
-        last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point
-        final = None if config.curve_metrics else last      # a curve of cheaper metrics: the final scores are its own
-        scores = _scores(config, model.eval(), data, final, out_dir, progress)  # the model it trained, or read back
-        diag = last if last is not None else diagnose(model, data, seed=config.seed)
-        result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
-        result.update(curve=curve_points(r["curve"]),
-                      **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
-        grid, metrics = _illustrate(config, model, data, out_dir), scalar_metrics(scores)
-        _keep_latents(model, data, out_dir)
-        report_end(tracker, r["logs"], metrics, grid, r["step"])
-        return dict(result, metrics=metrics)
+        return _conclude(config, out_dir, model, data, r, tracker, progress)
     finally: tracker.close()
+
+# %% ../nbs/08b_sweeps.ipynb #6139b302
+def _alone(config: RunConfig, out_dir: str | Path, **kw) -> dict | Exception:
+    "`run`, its exception returned rather than raised (Ctrl-C and SIGTERM are still raised)."
+    try: return run(config, out_dir, **kw)
+    except Exception as e: return e
+
+def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, device, track: str | None,
+            group: str | None) -> list:
+    "The runs trained as one pack (`train_packed`), each then concluded as `run` concludes it: each one's outcome."
+    import matplotlib; matplotlib.use("Agg")
+    built = [build_run(c) for c in configs]
+    with contextlib.ExitStack() as held:
+        trackers = []
+        for c, d in zip(configs, out_dirs):
+            trackers.append(t := open_tracker(track, c, d, group)); held.callback(t.close)
+        rs = train_packed(configs, out_dirs, device=device, progress=progress, built=built,
+                          evaluators=[_evaluator(c) for c in configs],
+                          recorders=[TrackedRunDir(d, t) for d, t in zip(out_dirs, trackers)])
+        outcomes = []
+        for c, d, (model, data), r, t in zip(configs, out_dirs, built, rs, trackers):
+            try: outcomes.append(dict(_conclude(c, d, model, data, r, t, progress), packed=len(configs)))
+            except Exception as e: outcomes.append(e)
+        return outcomes
+
+def run_packed(configs: Sequence[RunConfig],    # runs of one `pack_key` (05c)
+               out_dirs: Sequence[str | Path],  # a run directory for each
+               progress: bool = False,          # progress bars on stderr
+               device=None,                     # where they train and are evaluated (as `run`'s)
+               track: str | None = None,        # also report each to this tracker (tensorboard; not wandb)
+               group: str | None = None,        # their group there (a sweep's runs: the sweep's name)
+               ) -> list:
+    """`run` for runs that share a shape, trained as one pack: each run's result, in order, or the exception that
+    stopped it (its scoring; or, once the pack has raised and its runs are run one at a time, its `run`)."""
+    kw = dict(progress=progress, device=device, track=track, group=group)
+    if len(configs) > 1 and track == "wandb":
+        raise DisentlitError("packed runs report to tensorboard only: W&B keeps one run per process")
+    if len(configs) > 1:
+        try: return _packed(configs, [Path(d) for d in out_dirs], **kw)
+        except Exception as e:                  # a run's directory, memory: each run alone, its exception its own
+            warnings.warn(f"a pack of {len(configs)} runs stopped ({type(e).__name__}: {e}); its runs go on one at "
+                          "a time, each from its last checkpoint")
+    return [_alone(c, d, **kw) for c, d in zip(configs, out_dirs)]
 
 # %% ../nbs/08b_sweeps.ipynb #9fb6092c
 ENGINES: dict = {}          # name: the function that executes a sweep's pending runs (`register_engine`)
 ENGINE_OPTIONS: dict = {}   # name: the names of its options
 _ENGINE_RULES: dict = {}    # name: (its options' check, what it needs from this machine)
+PACKING_ENGINES: list = []  # the engines that take `pack` (runs of one shape trained as one pack)
 CLUSTER_ENGINES = "disentlit.engines"   # the module that registers the engines of clusters (08ba_engines)
 
 def register_engine(name: str,                               # what `run_sweep(engine=)` and `--engine` call it
@@ -156,10 +210,13 @@ def register_engine(name: str,                               # what `run_sweep(e
                     options: Iterable[str],                  # the names of its options
                     check: Callable[[dict], None],           # raises `DisentlitError` for a bad option value
                     ready: Callable[[dict], None] | None = None,  # raises if it cannot run from here
+                    packs: bool = False,                     # it takes `pack=K` and a group run function (`run_packed`)
                     ) -> Callable:
-    "Make `engine` known by `name`, with its options' names, their check and what it needs from this machine."
+    """Make `engine` known by `name`, with its options' names, their check, what it needs from this machine, and
+    whether it trains runs packed."""
     ENGINES[name], ENGINE_OPTIONS[name] = engine, tuple(options)
     _ENGINE_RULES[name] = (check, ready or (lambda options: None))
+    if packs and name not in PACKING_ENGINES: PACKING_ENGINES.append(name)
     return engine
 
 def _engines() -> dict:
@@ -249,22 +306,48 @@ def _die_with_parent(parent: int):
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
 def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, threads: int,
-            parent: int | None = None):
-    """A worker process of the local engine: its share of the threads, its own connection, the serial loop. It
-    leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its run back to pending and ends quietly."""
+            parent: int | None = None, pack: int = 1):
+    """A worker process of the local engine: its share of the threads, its own connection, the serial loop (of packs,
+    `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its runs back
+    to pending and ends quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C reaches the whole process group: the parent decides
     _die_with_parent(os.getppid() if parent is None else parent)
     torch.set_num_threads(threads)
     os.environ["DISENTLIT_PROGRESS"] = "lines"            # shown, but as lines: processes cannot share one line
     db = ResultsDB(db_path, create=False)
     try:
-        with sigterm_as_interrupt(): _serial(db, sweep, run_fn, out_root, options, lease)
+        serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
+        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                        # stopped: `_serial` put its run back to pending
     finally: db.close()
 
+# %% ../nbs/08b_sweeps.ipynb #8474f089
+def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
+                   pack: int, bar=None, max_runs: int | None = None) -> int:
+    """`_serial` for packs: claim up to `pack` pending runs of one `pack_key` at a time, execute them with the group
+    run function `run_fn` (`run_packed`), record each run's outcome on its own; returns how many ran."""
+    n = 0
+    while (max_runs is None or n < max_runs) and (group := db.claim_group(
+            pack if max_runs is None else min(pack, max_runs - n), pack_key, sweep=sweep)):
+        ids, configs = [run_id for run_id, _ in group], [config for _, config in group]
+        try:
+            with heartbeat(db.path, lambda: ids, lease):
+                outcomes = run_fn(configs, [out_root / run_id for run_id in ids], **options)
+        except Exception as e: outcomes = [e] * len(ids)              # the group function's own failure: every run's
+        except BaseException:                                         # Ctrl-C, SIGTERM: the group back to pending
+            for run_id in ids: db.release(run_id)
+            raise
+        if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids): outcomes = [outcomes] * len(ids)
+        for run_id, outcome in zip(ids, outcomes):
+            if isinstance(outcome, Exception): db.fail(run_id, _error_text(outcome), transient=passing(outcome))
+            else: _record(db, run_id, outcome)
+        n += len(ids)
+        if bar is not None: bar.update(len(ids))
+    return n
+
 # %% ../nbs/08b_sweeps.ipynb #544025c6
 def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, workers: int,
-              bar) -> int:
+              bar, pack: int = 1) -> int:
     "`_serial` in `workers` spawned processes sharing this machine's threads; stopped, every worker stops too."
     if getattr(run_fn, "__module__", None) == "__main__":
         raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
@@ -273,7 +356,7 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
     import disentlit.sweeps as package                  # a spawned process imports its target from the package
     ctx, threads, total = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers), bar.total
     procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, options, lease, threads,
-                                                       os.getpid())) for _ in range(workers)]
+                                                       os.getpid(), pack)) for _ in range(workers)]
     for p in procs: p.start()
     left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
     try:
@@ -303,17 +386,22 @@ def local_engine(db: ResultsDB,                  # the results database
                  workers: int = 1,               # processes sharing the machine's threads (and its GPU)
                  device=None,                    # passed to the run function
                  lease: float | None = None,     # seconds (default $DISENTLIT_LEASE, else 600)
+                 pack: int = 1,                  # > 1: up to this many runs of one shape at a time, `run_fn` a group's
                  ) -> int:
     """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
-    (and its GPU: several small runs keep one busy). Returns how many ran."""
+    (and its GPU: several small runs keep one busy); with `pack` > 1, in groups of runs that share a shape, each group
+    one call of the group run function (`run_packed`). Returns how many ran."""
     check_engine_options("local", dict(workers=workers, max_runs=max_runs, device=device))
+    check_positive(pack, "pack")
     total = db.counts(sweep)["pending"]
     total = total if max_runs is None else min(total, max_runs)
-    workers, options, lease = max(1, min(workers, total)), dict(progress=progress, device=device), lease_seconds(lease)
+    workers, options, lease = max(1, min(workers, -(-total // pack))), dict(progress=progress, device=device), \
+        lease_seconds(lease)
     bar = progress_bar(total=total, desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
-        if workers == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
-        return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar)
+        if workers > 1: return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar, pack)
+        if pack == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
+        return _serial_packed(db, sweep, run_fn, out_root, options, lease, pack, bar, max_runs)
     finally: bar.close()
 
 # %% ../nbs/08b_sweeps.ipynb #17f6a4a2
@@ -323,7 +411,7 @@ def _check_local(options: dict):
     if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
     if options.get("device") is not None: resolve_device(options["device"])
 
-register_engine("local", local_engine, ("workers", "device", "max_runs"), _check_local);
+register_engine("local", local_engine, ("workers", "device", "max_runs"), _check_local, packs=True);
 
 # %% ../nbs/08b_sweeps.ipynb #fa6f4b7d
 def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
@@ -380,11 +468,19 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               progress: bool = True,              # progress bars on stderr
               lease: float | None = None,         # seconds (default $DISENTLIT_LEASE, else 600)
               track: str | None = None,           # also report each run to this tracker (07b: wandb, tensorboard)
+              pack: int = 1,                      # > 1: train up to this many runs of one shape as one pack
               **engine_options) -> dict:
     """Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts.
-    The engine's options are the spec's (`engines`) with `engine_options` over them."""
+    The engine's options are the spec's (`engines`) with `engine_options` over them. With `pack` > 1 (engines in
+    `PACKING_ENGINES`), runs that share a `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
     if engine not in _engines(): raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     check_engine_options(engine, engine_options)
+    if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
+        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 goes with the "
+                             f"{' or '.join(PACKING_ENGINES)} engine (pack 1 with any)")
+    if pack > 1 and track == "wandb":
+        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process (track wandb "
+                             "goes with pack 1)")
     lease = lease_seconds(lease)                           # settled once: the argument, $DISENTLIT_LEASE or 600 s
     setting("DISENTLIT_MALLOC")                            # read by every run's training: a bad value refused now
     if check_tracker(track) is not None and run_fn is not None:
@@ -396,7 +492,8 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     engine_options = _engine_options(spec, engine, engine_options)
     ours = run_fn is None
     if ours: check_runs(configs)                           # the real runs: every one checked before any starts
-    run_fn = run_fn or (partial(run, track=track, group=name) if track else run)
+    default = run if pack == 1 else run_packed
+    run_fn = run_fn or (partial(default, track=track, group=name) if track else default)
     root = runs_folder(db_file(db_path)) if out_root is None else Path(out_root)
     for c in configs if ours else ():         # a folder of the user's where a run would write: refused before any write
         if why := refused_dir(root / c.run_id, "run directory", _earlier_run): raise DisentlitError(why)
@@ -404,6 +501,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     try:
         _add_sweep(db, name, configs, resume, lease)
         with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
-            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options)
+            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options,
+                            **dict(pack=pack) if pack > 1 else {})
         return db.counts(name)
     finally: db.close()

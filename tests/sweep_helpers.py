@@ -13,3 +13,15 @@ def slow_run(config, out_dir: Path, progress: bool = False, device=None) -> dict
     (out_dir / f"finished.{time.time_ns()}").touch()
     if config.framework_params.get("fail"): raise RuntimeError("asked to fail")
     return dict(status="done", metrics=dict(score=float(config.seed)), pid=os.getpid())
+
+
+def slow_pack(configs, out_dirs, progress: bool = False, device=None) -> list:
+    """A group run function (`run_sweep(..., pack=K)`): `slow_run` on each run of the group, its exception returned as
+    that run's outcome; each run directory marked with the size of its group and the process that ran it."""
+    outcomes = []
+    for config, out_dir in zip(configs, out_dirs):
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / f"pack.{len(configs)}.{os.getpid()}").touch()
+        try: outcomes.append(slow_run(config, out_dir))
+        except RuntimeError as e: outcomes.append(e)
+    return outcomes

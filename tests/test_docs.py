@@ -189,13 +189,13 @@ def test_toc_rule_flags_blank_and_cut_entries_and_missing_api_entries(seeded):
     def damage(h):
         h = re.sub(r'(href="#the-parser-and-main" class="md-nav__link">\s*<span class="md-ellipsis">)\s*The parser and main', r"\1The parser and", h)
         h = re.sub(r'(<a href="#one-line-errors" class="md-nav__link">\s*<span class="md-ellipsis">)[^<]*', r"\1", h)
-        h = re.sub(r'<li class="md-nav__item">\s*<a href="#cmd_demo" class="md-nav__link">.*?</li>', "", h, flags=re.S)
+        h = re.sub(r'<li class="md-nav__item">\s*<a href="#cmd_predict" class="md-nav__link">.*?</li>', "", h, flags=re.S)
         return h.replace("The disentlit command\n", "The command\n")
     seeded.edit("11_cli", damage)
     found = problems(seeded.path, "11_cli", rule="toc")
     assert any("blank entry" in p for p in found), found
     assert any("'The parser and' is cut" in p for p in found), found
-    assert any("'cmd_demo' is not in the contents list" in p for p in found), found
+    assert any("'cmd_predict' is not in the contents list" in p for p in found), found
     assert any("side menu names the page 'The command'" in p for p in found), found
 
 

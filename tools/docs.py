@@ -486,7 +486,7 @@ def plain(markdown: str) -> str:
 
 
 SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "09b_controls", "12_predict", "13_other_papers"],
-            "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli"]}
+            "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli", "11b_cli_sweeps"]}
 TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
 
 
