@@ -188,7 +188,7 @@ def traversal_distances(
     n: int | None = 256, # how many traversals (None: every traversal, `every_traversal`)
     distance: Distance = mse, # the perceived distance
     seed=0, # the seed of the traversals
-    chunk_images: int = 4096, # observations rendered at a time
+    chunk_images: int = 256, # observations rendered at a time (a 64x64 RGB chunk in float64: 25 MB)
     device=None, # where the distances are computed
 ) -> tuple[np.ndarray, np.ndarray]:
     "Perceived and ground-truth distance matrices of `n` random traversals along `factor`: two (n, f, f) arrays."

@@ -50,8 +50,9 @@ def seeded(site, tmp_path):
 
 
 def problems(site, *pages, rule=None, **kw):
+    "The problems the rules on the files find (`rule`: that rule's, the only one run) on `pages` (none named: all)."
     import docs_check
-    found = docs_check.static_check(site, only=set(pages) or None, **kw)["problems"]
+    found = docs_check.static_check(site, only=set(pages) or None, rules=None if rule is None else {rule}, **kw)["problems"]
     return [p for p in found if rule is None or p.startswith(rule + ":")]
 
 
@@ -344,9 +345,11 @@ def test_landing_table_keeps_names_whole(site):
 
 @needs_chromium
 def test_site_in_a_real_browser(site, tmp_path):
-    "Every page in the browser (`make docs-check`'s check; the whole-page screenshots, for a reader, left out)."
+    """Every page in the browser (`make docs-check`'s browser half: its rules on the files are
+    test_the_site_passes_every_rule_on_its_files', on the same build; the whole-page screenshots, for a reader, left
+    out)."""
     p = subprocess.run([sys.executable, str(ROOT / "tools" / "docs_check.py"), "--site", str(site), "--out", str(tmp_path),
-                        "--first-screen"], capture_output=True, text=True, timeout=600)
+                        "--first-screen", "--browser-only"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     from docs_check import site_pages
     for name in site_pages(site):

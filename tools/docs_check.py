@@ -1,9 +1,11 @@
 """Check the built documentation site: first as files (no browser needed), then in a real browser (headless Chromium
 driven by Playwright).
 
-    python tools/docs_check.py [--site _site] [--out _site_check] [--static] [--first-screen]
+    python tools/docs_check.py [--site _site] [--out _site_check] [--static | --browser-only] [--first-screen]
 
-Every problem is one line that starts with the name of its rule; the exit status is 1 when there is any.
+Every problem is one line that starts with the name of its rule; the exit status is 1 when there is any. `--static`
+runs the rules on the files alone, `--browser-only` the browser's alone (tests/test_docs.py checks the same build
+with both, each once).
 
 Rules on the files (`static_check`, also what CI runs without Chromium):
 
@@ -529,13 +531,23 @@ def check_outputs(nbs: Path = ROOT / "nbs", only: set | None = None) -> list[str
     return problems
 
 
+RULES = ("links", "toc", "api", "images", "figures", "search", "cli", "outputs")    # the rules on the files
+
+
 def static_check(site: Path, symbols: dict | None = None, cli_page: str = "11_cli", commands: dict | None = None,
-                 only: set | None = None) -> dict:
-    "Every rule that needs no browser (on the pages named in `only`, or all); returns the problems and what was looked at."
-    docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items() if only is None or n in only}
-    problems = (check_links(site, docs) + check_toc(docs) + check_api(docs, symbols) + check_images(site, docs) +
-                check_figures(site, docs) + check_search(site) + (check_cli(docs, cli_page, commands) if cli_page in docs else [])
-                + check_outputs(only=only))
+                 only: set | None = None, rules: set | None = None) -> dict:
+    """Every rule that needs no browser, or those of `RULES` named in `rules` (on the pages named in `only`, or all);
+    returns the problems and what was looked at. A page is parsed only where a rule reads pages."""
+    if unknown := set(rules or ()) - set(RULES): raise ValueError(f"unknown rules {sorted(unknown)}; accepted: {RULES}")
+    on = lambda rule: rules is None or rule in rules
+    pages = on("links") or on("toc") or on("api") or on("images") or on("figures") or on("cli")
+    docs = {n: (p, soup(p.read_text(encoding="utf-8"))) for n, p in site_pages(site).items()
+            if pages and (only is None or n in only)}
+    problems = ((check_links(site, docs) if on("links") else []) + (check_toc(docs) if on("toc") else []) +
+                (check_api(docs, symbols) if on("api") else []) + (check_images(site, docs) if on("images") else []) +
+                (check_figures(site, docs) if on("figures") else []) + (check_search(site) if on("search") else []) +
+                (check_cli(docs, cli_page, commands) if on("cli") and cli_page in docs else []) +
+                (check_outputs(only=only) if on("outputs") else []))
     return dict(pages=len(docs), problems=list(dict.fromkeys(problems)))
 
 
@@ -775,8 +787,9 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                 sidebar_clicks=walked, overflow=summary, problems=problems, screenshots=shots)
 
 
-def check(site: Path, out: Path, browser: bool = True, full: bool = True) -> dict:
-    result = static_check(site)
+def check(site: Path, out: Path, browser: bool = True, full: bool = True, static: bool = True) -> dict:
+    "The rules on the files (`static`), then the browser's (`browser`): the problems of both and what was looked at."
+    result = static_check(site) if static else dict(problems=[])
     if browser:
         b = browser_check(site, out, full=full)
         result = dict(b, problems=list(dict.fromkeys(result["problems"] + b["problems"])))
@@ -785,8 +798,10 @@ def check(site: Path, out: Path, browser: bool = True, full: bool = True) -> dic
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--static" in args and "--browser-only" in args: sys.exit("docs_check: --static and --browser-only exclude each other")
     site = Path(args[args.index("--site") + 1]) if "--site" in args else ROOT / "_site"
     out = Path(args[args.index("--out") + 1]) if "--out" in args else ROOT / "_site_check"
-    result = check(site, out, browser="--static" not in args, full="--first-screen" not in args)
+    result = check(site, out, browser="--static" not in args, full="--first-screen" not in args,
+                   static="--browser-only" not in args)
     print(json.dumps(result, indent=1))
     sys.exit(1 if result["problems"] else 0)
