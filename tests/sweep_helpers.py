@@ -25,3 +25,17 @@ def slow_pack(configs, out_dirs, progress: bool = False, device=None) -> list:
         try: outcomes.append(slow_run(config, out_dir))
         except RuntimeError as e: outcomes.append(e)
     return outcomes
+
+
+# the prelude of a child process that SIGKILLs itself at the {kill_at}-th packed step (a crash: no clean-up, no flush);
+# the code after it (str.format'ed with the same fields) starts the packed training to be killed
+DIE_AT_PACKED_STEP = """
+import os, signal, sys
+import disentlit.packed as packed
+step, calls = packed._packed_step, []
+def dying_step(*a, **k):
+    calls.append(1)
+    if len(calls) == {kill_at}: os.kill(os.getpid(), signal.SIGKILL)
+    return step(*a, **k)
+packed._packed_step = dying_step
+"""

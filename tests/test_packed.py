@@ -18,20 +18,13 @@ from disentlit.family import get_framework
 from disentlit.packed import fit_packed, train_packed
 from disentlit.runs import build_run, read_checkpoint, train
 from disentlit.training import fit, RunConfig
+from sweep_helpers import DIE_AT_PACKED_STEP
 
 STEPS, EVERY, KILL_AT = 10, 3, 8
 
-CHILD = textwrap.dedent("""
-    import os, signal, sys
-    import disentlit.packed as packed
+CHILD = DIE_AT_PACKED_STEP + textwrap.dedent("""
     from disentlit.training import RunConfig
     configs = [RunConfig.from_dict(c) for c in {configs}]
-    step, calls = packed._packed_step, []
-    def dying_step(*a, **k):
-        calls.append(1)
-        if len(calls) == {kill_at}: os.kill(os.getpid(), signal.SIGKILL)     # no clean-up, no flush: a crash
-        return step(*a, **k)
-    packed._packed_step = dying_step
     packed.train_packed(configs, sys.argv[1:], progress=False, engine={engine!r})
 """)
 

@@ -12,6 +12,7 @@ import pytest
 
 from disentlit.store import ResultsDB
 from disentlit.sweeps import run_sweep
+from sweep_helpers import DIE_AT_PACKED_STEP
 
 STEPS = 12
 BASE = dict(dataset="xyobject", framework="betavae", latents=3, model="fc", width=32, steps=STEPS, batch_size=16,
@@ -76,15 +77,7 @@ def test_a_non_finite_run_fails_alone_in_its_pack(tmp_path, data_home, reference
     assert bad["error"].startswith("non-finite loss at step 2") and bad["result"]["packed"] == 2, bad["error"]
 
 
-KILLED = """
-import os, signal, sys
-import disentlit.packed as packed
-step, calls = packed._packed_step, []
-def dying_step(*a, **k):
-    calls.append(1)
-    if len(calls) == {kill_at}: os.kill(os.getpid(), signal.SIGKILL)     # no clean-up, no flush: a crash
-    return step(*a, **k)
-packed._packed_step = dying_step
+KILLED = DIE_AT_PACKED_STEP + """
 from disentlit.cli import main
 sys.exit(main(["sweep", {spec!r}, "--db", {db!r}, "--pack", "2", "--quiet"]))
 """
