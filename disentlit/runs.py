@@ -32,7 +32,7 @@ from .training import fit, Recorder, resolve_precision
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FORMAT', 'MAX_CHECKPOINT_BYTES', 'run_lock', 'save_checkpoint', 'read_checkpoint', 'checkpoint_config',
-           'RunDir', 'load_state', 'build_run', 'train', 'load_run']
+           'plot_loss_curve', 'RunDir', 'load_state', 'build_run', 'train', 'load_run']
 
 # %% ../nbs/05b_runs.ipynb #796d5600
 def _try_lock(f) -> bool:
@@ -164,6 +164,18 @@ def _truncate_log(path: Path, records: list[dict], step: int):
     if not path.exists(): return
     keep = [json.dumps(r) + "\n" for r in records if r["step"] <= step]
     atomic_write(path, lambda p: p.write_text("".join(keep)), "log")
+
+# %% ../nbs/05b_runs.ipynb #b5884754
+def plot_loss_curve(log_path: str | Path, title: str = ""):
+    "The loss terms of a run's `log.jsonl` against the step."
+    import matplotlib.pyplot as plt
+    rows = read_log(log_path) or [dict(step=0)]          # up to a damaged line, if any
+    fig, ax = plt.subplots(figsize=(5, 3))
+    for key in [k for k in rows[0] if k not in ("step", "seconds", "images_per_second")]:
+        ax.plot([r["step"] for r in rows], [r[key] for r in rows], label=key, lw=1)
+    ax.set_yscale("log"); ax.set_xlabel("step"); ax.legend(fontsize=8); ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
 
 # %% ../nbs/05b_runs.ipynb #3968993b
 class _AppendLog:

@@ -33,7 +33,7 @@ from .models import AE
 from .config import RunConfig
 from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as before)
 from .training import ready, resolve_device
-from .runs import _earlier_run, build_run, read_log, train
+from .runs import _earlier_run, build_run, plot_loss_curve, train
 from .packed import pack_key, train_packed
 from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
                                   scalar_metrics, scorer)
@@ -42,8 +42,8 @@ from .store import (curve_points, db_file, LATENTS_FILE, ResultsDB, runs_folder,
                               write_latents)                                                   #  here first)
 
 # %% auto #0
-__all__ = ['ENGINES', 'ENGINE_OPTIONS', 'PACKING_ENGINES', 'CLUSTER_ENGINES', 'check_run', 'check_runs', 'plot_loss_curve', 'run',
-           'run_packed', 'register_engine', 'check_engine_options', 'heartbeat', 'local_engine', 'run_sweep']
+__all__ = ['ENGINES', 'ENGINE_OPTIONS', 'PACKING_ENGINES', 'CLUSTER_ENGINES', 'check_run', 'check_runs', 'run', 'run_packed',
+           'register_engine', 'check_engine_options', 'heartbeat', 'local_engine', 'run_sweep']
 
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
@@ -70,18 +70,6 @@ def check_runs(configs: list[RunConfig]):
         except DisentlitError as e:
             where = f"dataset={c.dataset}, framework={c.framework}, loss={c.loss}, seed={c.seed}"
             raise DisentlitError(f"run {i + 1} of {len(configs)} ({where}): {e}") from None
-
-# %% ../nbs/08b_sweeps.ipynb #b5884754
-def plot_loss_curve(log_path: str | Path, title: str = ""):
-    "The loss terms of a run's `log.jsonl` against the step."
-    import matplotlib.pyplot as plt
-    rows = read_log(log_path) or [dict(step=0)]          # up to a damaged line, if any
-    fig, ax = plt.subplots(figsize=(5, 3))
-    for key in [k for k in rows[0] if k not in ("step", "seconds", "images_per_second")]:
-        ax.plot([r["step"] for r in rows], [r[key] for r in rows], label=key, lw=1)
-    ax.set_yscale("log"); ax.set_xlabel("step"); ax.legend(fontsize=8); ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    return fig
 
 # %% ../nbs/08b_sweeps.ipynb #ad0a33d3
 def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,

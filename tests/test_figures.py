@@ -47,7 +47,7 @@ CASES = {
         __import__("disentlit.distances", fromlist=["x"]).overlap_study(n=2)),
     "plot_headline": lambda tmp: __import__("disentlit.demo", fromlist=["x"]).plot_headline(
         {"MSE": np.eye(8), "box blur": np.eye(8)}, {"MSE": [0.04, 0.05], "box\nblur": [0.2, 0.18]}),
-    "plot_loss_curve": lambda tmp: __import__("disentlit.sweeps", fromlist=["x"]).plot_loss_curve(
+    "plot_loss_curve": lambda tmp: __import__("disentlit.runs", fromlist=["x"]).plot_loss_curve(
         _log(tmp / "log.jsonl"), "a run"),
     "plot_arms": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_arms(
         _rows(), "dci.disentanglement", {"MSE": dict(loss="mse"), "box blur": dict(loss="box_blur")}).figure,
