@@ -24,7 +24,7 @@ from .store import ResultsDB
 from .sweeps import _error_text, _record, check_engine_options, heartbeat, register_engine
 
 # %% auto #0
-__all__ = ['SUBMITIT_CLUSTERS', 'ray_engine', 'submitit_executor', 'submitit_engine']
+__all__ = ['SUBMITIT_CLUSTERS', 'start_ray', 'ray_engine', 'submitit_executor', 'submitit_engine']
 
 # %% ../nbs/08ba_engines.ipynb #32de3306
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +68,17 @@ def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots
         for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
         raise
 
+# %% ../nbs/08ba_engines.ipynb #2e7d1c47
+def start_ray(ray,                       # the `ray` module
+              tries: int = 3,            # attempts at starting a local cluster
+              **kwargs):                 # for `ray.init`
+    "`ray.init(**kwargs)`, tried again (up to `tries` times) when a local cluster times out during its start."
+    for attempt in range(1, tries + 1):
+        try: return ray.init(**kwargs)
+        except Exception as e:
+            if "timed out during startup" not in str(e) or attempt == tries: raise
+            ray.shutdown()
+
 # %% ../nbs/08ba_engines.ipynb #055199ee
 def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
     "How many runs the Ray cluster takes at once, with `num_cpus` and `num_gpus` each."
@@ -98,7 +109,7 @@ def ray_engine(db: ResultsDB,                # the results database
     try: import ray
     except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
     if not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
+        start_ray(ray, address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_remote_run)
     bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
     submit = lambda config, out_dir: task.remote(run_fn, config.to_dict(), str(out_dir), int(max(1, num_cpus)), False)
