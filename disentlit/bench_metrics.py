@@ -24,8 +24,8 @@ from .newer_metrics import (DCI_ES_DEPTHS, infomec_nmi, irs, loss_capacity,
                                      modularity_explicitness)
 from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, IndexData,
                                   relative_strength, udr)
-from .bench import (bench_data, bench_distances, bench_loss, bench_packed, bench_train, data_text,
-                             distances_text, loss_text, packed_text, train_text)
+from .bench import (bench_data, bench_distances, bench_loss, bench_packed, bench_train,
+                             data_text, distances_text, loss_text, packed_text, train_text)
 
 # %% auto #0
 __all__ = ['REFERENCE_MODES', 'BENCHMARKS', 'BENCH_FLAGS', 'bench_metrics', 'naive_modularity_explicitness', 'naive_irs',
@@ -341,12 +341,14 @@ def _precisions(precision: str) -> list[str]:
                              "list each once")
     return [check_precision(p) for p in precisions]
 
+# %% ../nbs/10b_bench_metrics.ipynb #fc667f34
 def _pack_sizes(pack: str) -> list[int]:
-    "The pack sizes of a comma-separated list such as 1,4,8: whole numbers in 1..512, each listed once."
+    """The pack sizes of a comma-separated list such as 1,4,8: whole numbers in 1..512, each listed
+    once."""
     sizes = [s.strip() for s in str(pack).split(",")]
     if not all(s.isdigit() and 1 <= int(s) <= 512 for s in sizes):
-        raise DisentlitError(f"pack must be a comma-separated list of whole numbers in 1..512 such as 1,4,8, "
-                             f"got {pack!r}")
+        raise DisentlitError(f"pack must be a comma-separated list of whole numbers in 1..512 "
+                             f"such as 1,4,8, got {pack!r}")
     if twice := next((s for i, s in enumerate(sizes) if int(s) in map(int, sizes[:i])), None):
         raise DisentlitError(f"pack size {int(twice)} is listed twice in {pack!r}; list each once")
     return [int(s) for s in sizes]
@@ -365,13 +367,14 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
               device=None,                    # train: where both loops run
               untuned_baseline: bool = True,  # train: a step in a fresh process, allocator untuned
               compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
-              pack: str | None = None,        # train: comma-separated pack sizes (`bench_packed`), e.g. 1,4,8
+              pack: str | None = None,        # train: pack sizes, e.g. 1,4,8 (`bench_packed`)
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the
     lines it prints. The batch size defaults to 256 (the metrics' encoding batch to 1024);
-    `precision` is a comma-separated list for `train`, of which `metrics` takes the first. With `pack`, `train` times
-    `fit_packed` at each pack size instead (`bench_packed`), at each precision."""
+    `precision` is a comma-separated list for `train`, of which `metrics` takes the first. With
+    `pack`, `train` times `fit_packed` at each pack size instead (`bench_packed`), at each
+    precision."""
     if what not in BENCHMARKS:
         raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = batch_size or (1024 if what == "metrics" else 256)
@@ -409,9 +412,12 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     params = check_own_params(framework, dict(params or {}))
     if pack is not None:
         sizes = _pack_sizes(pack)
-        if compile: raise DisentlitError("pack goes without compile: packed runs train uncompiled (05c_packed)")
-        packs = {p: bench_packed(sizes, framework, precision=p, steps=steps, repeats=repeats or 3, batch_size=batch_size,
-                                 params=params, device=device, progress=progress) for p in precisions}
+        if compile: raise DisentlitError("pack goes without compile: packed runs train "
+                                         "uncompiled (05c_packed)")
+        packs = {p: bench_packed(sizes, framework, precision=p, steps=steps, repeats=repeats or 3,
+                                 batch_size=batch_size, params=params, device=device,
+                                 progress=progress)
+                 for p in precisions}
         return dict(framework=framework, dataset="xysquares", batch_size=batch_size, packs=packs), \
             "\n".join(packed_text(v) for v in packs.values())
     runs = {p: bench_train(framework, precision=p, steps=steps, repeats=repeats or 3,
@@ -423,13 +429,6 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     return r, train_text(r, params, repeats or 3)
 
 # %% ../nbs/10b_bench_metrics.ipynb #57fdf9af
-BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what each flag goes with
-               "--repeats": ("data", "train", "loss", "metrics"), "--pairs": ("distances",),
-               "--precision": ("train", "metrics"), "--exact": ("metrics",),
-               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",),
-               "--param": ("train",), "--device": ("train",), "--compile": ("train",),
-               "--no-allocator": ("train",), "--pack": ("train",)}
-
 def add_bench_flags(b: argparse.ArgumentParser):
     "The arguments of `disentlit bench`: which benchmark, and its flags (`--param`: KEY=VALUE)."
     b.add_argument("what", choices=BENCHMARKS, help="what to benchmark")
@@ -461,8 +460,17 @@ def add_bench_flags(b: argparse.ArgumentParser):
     b.add_argument("--no-allocator", action="store_true",
                    help="train: skip the untuned-allocator baseline (a fresh process per repeat)")
     b.add_argument("--pack", default=None, metavar="K,...",
-                   help="train: pack sizes, e.g. 1,4,8: images/s of K runs trained as one step (fit_packed) against "
-                        "the plain loop and fit of one model, timed in the same run")
+                   help="train: pack sizes, e.g. 1,4,8: images/s of K runs trained as one step "
+                        "(fit_packed) against the plain loop and fit of one model, timed in the "
+                        "same run")
+
+# %% ../nbs/10b_bench_metrics.ipynb #c2609395
+BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what each flag goes with
+               "--repeats": ("data", "train", "loss", "metrics"), "--pairs": ("distances",),
+               "--precision": ("train", "metrics"), "--exact": ("metrics",),
+               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",),
+               "--param": ("train",), "--device": ("train",), "--compile": ("train",),
+               "--no-allocator": ("train",), "--pack": ("train",)}
 
 # %% ../nbs/10b_bench_metrics.ipynb #01280d89
 def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed

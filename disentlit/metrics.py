@@ -170,6 +170,7 @@ def dci_from_importance(
 # %% ../nbs/06a_metrics.ipynb #cab5193d
 DCI_MODES = ("exact", "fast")
 
+# %% ../nbs/06a_metrics.ipynb #6c2ce83b
 def _gain_importance(model, n_features: int) -> np.ndarray:
     "Total split gain per feature over all trees of a fitted HistGradientBoostingClassifier, sum 1."
     imp = np.zeros(n_features)
