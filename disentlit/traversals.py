@@ -20,8 +20,9 @@ from .runs import load_run
 from .evaluation import latent_kl
 
 # %% auto #0
-__all__ = ['SPANS', 'LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'encoded_range', 'traversal_grid', 'plot_traversal_grid',
-           'plot_reconstructions', 'traversal_gif', 'DatasetExplorer', 'RunExplorer', 'learned_distance_matrices']
+__all__ = ['SPANS', 'LEVELS', 'LEVEL_LABELS', 'to_images', 'encode_obs', 'encoded_range', 'traversal_grid', 'tile_images',
+           'plot_tiles', 'plot_traversal_grid', 'plot_reconstructions', 'traversal_gif', 'DatasetExplorer',
+           'RunExplorer', 'learned_distance_matrices']
 
 # %% ../nbs/07_traversals.ipynb #00436a7b
 def to_images(
@@ -88,6 +89,38 @@ def traversal_grid(
     images = to_images(model, data, model.decode(z.view(-1, z.shape[-1]))).reshape(len(rows), values, *data.obs_shape)
     return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx, span=span)
 
+# %% ../nbs/07_traversals.ipynb #3de943dd
+def tile_images(images: np.ndarray, # (R, C, H, W, ch), values in [0, 1]
+                gap: int = 2, # white pixels between two images
+                ) -> np.ndarray:
+    "The images as one picture, row by row, `gap` white pixels apart: (R(H + gap) - gap, C(W + gap) - gap, ch)."
+    R, C, H, W, ch = np.shape(images)
+    pad = ((0, 0), (0, 0), (0, gap), (0, gap), (0, 0))
+    tiled = np.pad(np.asarray(images, np.float32), pad, constant_values=1).transpose(0, 2, 1, 3, 4)
+    return tiled.reshape(R * (H + gap), C * (W + gap), ch)[:R * (H + gap) - gap, :C * (W + gap) - gap]
+
+# %% ../nbs/07_traversals.ipynb #c64c4561
+def plot_tiles(images: np.ndarray, # (R, C, H, W, ch), values in [0, 1]
+               row_labels: Sequence[str], # a label left of each row
+               col_labels: Sequence[str] | None = None, # a label under each column (None: none)
+               size: float = 0.6, # inches per image
+               margins: tuple = (0.9, 0.7), # inches added for the labels and the title (width, height)
+               fontsize: float = 7, # of the labels
+               ):
+    "`(fig, ax)`: the images tiled (`tile_images`) on one set of axes, rows and columns labelled."
+    import matplotlib.pyplot as plt
+    R, C, H, W, ch = np.shape(images)
+    gap = max(1, H // 32)
+    fig, ax = plt.subplots(figsize=(size * C + margins[0], size * R + margins[1]), layout="constrained")
+    pic = tile_images(images, gap)
+    ax.imshow(pic[..., 0] if ch == 1 else pic, cmap="gray", vmin=0, vmax=1)
+    ax.set_yticks([r * (H + gap) + (H - 1) / 2 for r in range(R)], list(row_labels), fontsize=fontsize)
+    ax.set_xticks([] if col_labels is None else [c * (W + gap) + (W - 1) / 2 for c in range(C)],
+                  [] if col_labels is None else list(col_labels), fontsize=fontsize)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values(): spine.set_visible(False)
+    return fig, ax
+
 # %% ../nbs/07_traversals.ipynb #2ce01458
 def plot_traversal_grid(
     grid: dict, # what `traversal_grid` returned
@@ -98,27 +131,16 @@ def plot_traversal_grid(
     """Show a traversal grid: one row per latent (labelled with its KL and, where rows have ranges of their own, its
     range), one column per value. A grid of many latents shows its first `rows` (with `traversal_grid`'s default
     order, those with the most KL) and says so in its title."""
-    import matplotlib.pyplot as plt
     images, (D, V) = grid["images"], grid["images"].shape[:2]
     n = D if rows is None else max(1, min(rows, D))
-    fig, axes = plt.subplots(n, V, figsize=(size * V + 0.9, size * n + 0.7), squeeze=False, layout="constrained")
-    for r in range(n):
-        for c in range(V):
-            ax = axes[r, c]
-            img = images[r, c]
-            ax.imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
-            ax.set_xticks([]); ax.set_yticks([])
     values = np.atleast_2d(grid["values"])
     own = len(values) > 1 and not np.allclose(values, values[0])       # each row over a range of its own
-    for r in range(n):
-        span = f"\n{values[r, 0]:+.3g}..{values[r, -1]:+.3g}" if own else ""
-        axes[r, 0].set_ylabel(f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}{span}", fontsize=7, rotation=0,
-                              ha="right", va="center")
+    spans = [f"\n{values[r, 0]:+.3g}..{values[r, -1]:+.3g}" if own else "" for r in range(n)]
+    fig, ax = plot_tiles(images[:n], [f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}{spans[r]}" for r in range(n)],
+                         None if own else [f"{v:+.1f}" for v in values[0]], size=size)
     if own:
         fig.supxlabel("each latent from the 2.5% to the 97.5% quantile of its encoded means (its range, left)",
                       fontsize=7)
-    else:
-        for c in range(V): axes[-1, c].set_xlabel(f"{values[0, c]:+.1f}", fontsize=7)
     shown = f"\n(the first {n} of {D} latents)" if n < D else ""
     fig.suptitle((title or "latent traversals (rows ordered by KL)") + shown, fontsize=9)
     return fig
@@ -134,19 +156,12 @@ def plot_reconstructions(
     title: str | None = None, # the figure's title
 ):
     "Observations (top row) and each model's reconstruction of them from its posterior means (a row per model)."
-    import matplotlib.pyplot as plt
     idx = data.sample_idx(n, seed)
     rows = {"observation": data.obs(idx) / 255.0}
     for label, model in models.items():
         rows[label] = to_images(model, data, model.decode(encode_obs(model, data, idx)[0]))
-    fig, axes = plt.subplots(len(rows), n, figsize=(size * n + 1.0, size * len(rows) + 0.5), squeeze=False,
-                             layout="constrained")
-    for r, (label, images) in enumerate(rows.items()):
-        for c in range(n):
-            img = images[c]
-            axes[r, c].imshow(img[..., 0] if img.shape[-1] == 1 else img, cmap="gray", vmin=0, vmax=1)
-            axes[r, c].set_xticks([]); axes[r, c].set_yticks([])
-        axes[r, 0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    fig, _ = plot_tiles(np.stack([np.asarray(images)[:n] for images in rows.values()]), list(rows), size=size,
+                        margins=(1.0, 0.5), fontsize=8)
     if title: fig.suptitle(title, fontsize=9)
     return fig
 

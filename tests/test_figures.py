@@ -47,6 +47,8 @@ CASES = {
         __import__("disentlit.distances", fromlist=["x"]).overlap_study(n=2)),
     "plot_headline": lambda tmp: __import__("disentlit.demo", fromlist=["x"]).plot_headline(
         {"MSE": np.eye(8), "box blur": np.eye(8)}, {"MSE": [0.04, 0.05], "box\nblur": [0.2, 0.18]}),
+    "plot_tiles": lambda tmp: __import__("disentlit.traversals", fromlist=["x"]).plot_tiles(
+        np.zeros((3, 9, 64, 64, 1)), ["z0", "z1", "z2"], [f"{v:+.1f}" for v in np.linspace(-2, 2, 9)])[0],
     "plot_loss_curve": lambda tmp: __import__("disentlit.runs", fromlist=["x"]).plot_loss_curve(
         _log(tmp / "log.jsonl"), "a run"),
     "plot_arms": lambda tmp: __import__("disentlit.analysis", fromlist=["x"]).plot_arms(
