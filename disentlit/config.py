@@ -20,78 +20,104 @@ from typing import Callable, ClassVar, Sequence
 from fastcore.basics import patch
 from fastcore.docments import docments
 
-from .core import (atomic_write, check_positive, check_precision, check_seed, DisentlitError, parse_json,
-                            read_file)
+from .core import (atomic_write, check_positive, check_precision, check_seed,
+                            DisentlitError, parse_json, read_file)
 
 # %% auto #0
 __all__ = ['MAX_BATCH_SIZE', 'MAX_STEPS', 'RESUMABLE', 'CONFIG_FORMAT', 'MAX_CONFIG_BYTES', 'RunConfig', 'check_setting',
            'same_run', 'write_config', 'read_config', 'add_config_flags', 'config_from_flags']
 
 # %% ../nbs/05_config.ipynb #f730ab0c
-MAX_BATCH_SIZE = 4096
-MAX_STEPS = 10 ** 8                # the most steps a run may ask for: more is surely a typo
-
 @dataclass
 class RunConfig:
-    "Every setting of a run (training, evaluation, where it trains); a run directory's `config.json` holds one."
+    """Every setting of a run (training, evaluation, where it trains); a run directory's
+    `config.json` holds one."""
     dataset: str = "xysquares"                            # a dataset's name (`get_dataset`)
     dataset_params: dict = field(default_factory=dict)    # its parameters, e.g. {"grid_spacing": 4}
     framework: str = "betavae"                            # a framework's name (`get_framework`)
     framework_params: dict = field(default_factory=dict)  # its own parameters, e.g. {"beta": 0.001}
     latents: int = 9                                      # latent units D
-    model: str | None = None                              # 'conv64' (Table A3) or 'fc'; None: conv64 for 64x64 data
-    width: int | None = None                              # the networks' width; None: the model's own
-    loss: str = "mse"                                     # the reconstruction loss's name (`get_loss`)
+    # 'conv64' (Table A3) or 'fc'; None: conv64 for 64x64 data
+    model: str | None = None
+    # the networks' width; None: the model's own
+    width: int | None = None
+    # the reconstruction loss's name (`get_loss`)
+    loss: str = "mse"
     loss_params: dict = field(default_factory=dict)       # its parameters, e.g. {"radius": 31}
     steps: int = 1000                                     # training steps in all
     batch_size: int = 256                                 # observations (Ada-GVAE: pairs) per step
     lr: float = 1e-3                                      # Adam's learning rate
-    seed: int = 0                                         # seed of the data, the noise and the initial weights
-    init_seed: int | None = None                          # seed of the initial weights if not `seed`
-    precision: str = "fp32"                               # one of `PRECISION_CHOICES` ('auto': resolved per device)
+    # seed of the data, the noise and the initial weights
+    seed: int = 0
+    # seed of the initial weights if not `seed`
+    init_seed: int | None = None
+    # one of `PRECISION_CHOICES` ('auto': resolved per device)
+    precision: str = "fp32"
     channels_last: bool = False                           # channels-last memory format
-    checkpoint_every: int | None = None                   # steps between checkpoints; None: max(50, steps // 10)
-    eval_every: int | None = None                         # steps between scores while training (a learning curve)
-    log_every: int | None = None                          # steps between the logs' copies to the host; None: 25
-    compile: bool = False                                 # torch.compile the loss (on CUDA with CUDA graphs)
-    resident: bool = False                                # batches drawn on the training device (`DeviceData`)
+    # steps between checkpoints; None: max(50, steps // 10)
+    checkpoint_every: int | None = None
+    # steps between scores while training (a learning curve)
+    eval_every: int | None = None
+    # steps between the logs' copies to the host; None: 25
+    log_every: int | None = None
+    # torch.compile the loss (on CUDA with CUDA graphs)
+    compile: bool = False
+    # batches drawn on the training device (`DeviceData`)
+    resident: bool = False
     metrics: tuple = ("mig", "dci")                       # what a sweep evaluates the run with
-    metric_params: dict = field(default_factory=dict)     # per metric, e.g. {"mig": {"num_train": 2000}}
-    curve_metrics: tuple = ()                             # what the learning curve scores with, if not `metrics`
-    curve_metric_params: dict = field(default_factory=dict)  # their settings (with `curve_metrics`), as `metric_params`
-    device: str | None = None                             # where it trains: cpu, cuda, cuda:N, mps; None: cuda if any
-    FIRST: ClassVar[tuple] = ("dataset", "dataset_params", "framework", "framework_params", "latents", "loss",
-                              "loss_params", "steps", "batch_size", "lr", "seed", "precision", "metrics",
-                              "metric_params")    # the first sweeps' settings: always in the run id
+    # per metric, e.g. {"mig": {"num_train": 2000}}
+    metric_params: dict = field(default_factory=dict)
+    # what the learning curve scores with, if not `metrics`
+    curve_metrics: tuple = ()
+    # their settings (with `curve_metrics`), as `metric_params`
+    curve_metric_params: dict = field(default_factory=dict)
+    # where it trains: cpu, cuda, cuda:N, mps; None: cuda if any
+    device: str | None = None
+    # the first sweeps' settings: always in the run id
+    FIRST: ClassVar[tuple] = ("dataset", "dataset_params", "framework", "framework_params",
+                              "latents", "loss", "loss_params", "steps", "batch_size", "lr",
+                              "seed", "precision", "metrics", "metric_params")
 
-# %% ../nbs/05_config.ipynb #ece26688
-_DEVICE = re.compile(r"(cpu|cuda|mps)(:[0-9]+)?")    # the device names torch knows a run by
+# %% ../nbs/05_config.ipynb #feb1d622
+MAX_BATCH_SIZE = 4096
+MAX_STEPS = 10 ** 8                # the most steps a run may ask for: more is surely a typo
 
+# %% ../nbs/05_config.ipynb #4d20e2a2
 @functools.cache
 def _hints() -> dict:
-    """`RunConfig`'s fields -> their types, read once: `typing.get_type_hints` evaluates every annotation each time it
-    is called (about 1 ms), and a sweep checks each setting of each of its runs (5,000 runs took 4.5 minutes so)."""
+    """`RunConfig`'s fields -> their types, read once: `typing.get_type_hints` evaluates every
+    annotation each time it is called (about 1 ms), and a sweep checks each setting of each of
+    its runs (5,000 runs took 4.5 minutes so)."""
     hints = typing.get_type_hints(RunConfig)
-    return {f.name: hints[f.name] for f in dataclasses.fields(RunConfig)}       # fields only: no ClassVar
+    # fields only: no ClassVar
+    return {f.name: hints[f.name] for f in dataclasses.fields(RunConfig)}
 
+# %% ../nbs/05_config.ipynb #e7728e42
 def _check_type(key: str, value):
-    "`DisentlitError` unless `value` has the type of `RunConfig`'s field `key` (a whole number is a number)."
+    """`DisentlitError` unless `value` has the type of `RunConfig`'s field `key` (a whole number is
+    a number)."""
     hint = _hints()[key]
     kinds = typing.get_args(hint) or (hint,)                   # `int | None`: (int, NoneType)
     accepted = (*kinds, int) if float in kinds else kinds
     if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in kinds):
         name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
-        raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got {value!r}")
+        raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got "
+                             f"{value!r}")
+
+# %% ../nbs/05_config.ipynb #419c622e
+_DEVICE = re.compile(r"(cpu|cuda|mps)(:[0-9]+)?")    # the device names torch knows a run by
 
 def check_setting(key: str,   # a field of `RunConfig`
                   value,      # a value for it
                   ):
-    "`value` if it is a valid value of run setting `key`; `DisentlitError` naming the setting and what it accepts."
+    """`value` if it is a valid value of run setting `key`; `DisentlitError` naming the setting and
+    what it accepts."""
     if key not in _hints():
         raise DisentlitError(f"unknown run setting {key!r}; accepted: {', '.join(_hints())}")
     _check_type(key, value)
     if value is None: return value
-    if key in ("latents", "steps", "checkpoint_every", "eval_every", "log_every"): check_positive(value, key)
+    if key in ("latents", "steps", "checkpoint_every", "eval_every", "log_every"):
+        check_positive(value, key)
     if key in ("steps", "checkpoint_every", "eval_every", "log_every") and value > MAX_STEPS:
         raise DisentlitError(f"{key} must be at most {MAX_STEPS:,}, got "
                              f"{value:,}")
@@ -100,7 +126,8 @@ def check_setting(key: str,   # a field of `RunConfig`
     if key == "lr" and not (math.isfinite(value) and value > 0):
         raise DisentlitError(f"lr must be a finite number > 0, got {value!r}")
     if key in ("seed", "init_seed"): check_seed(value, key)
-    if key in ("metrics", "curve_metrics") and (twice := next((m for i, m in enumerate(value) if m in value[:i]), None)):
+    if key in ("metrics", "curve_metrics") and (
+            twice := next((m for i, m in enumerate(value) if m in value[:i]), None)):
         raise DisentlitError(f"metric {twice!r} is asked for twice: give each metric once")
     if key == "precision": check_precision(value)
     if key == "device" and not _DEVICE.fullmatch(value):
@@ -113,23 +140,29 @@ def check(self: RunConfig) -> RunConfig:
     "Every setting checked (`check_setting`); the configuration itself."
     for f in dataclasses.fields(self): check_setting(f.name, getattr(self, f.name))
     if self.curve_metrics and self.eval_every is None:
-        raise DisentlitError("curve_metrics name what a learning curve scores: they need eval_every (steps between "
-                             "its points)")
+        raise DisentlitError("curve_metrics name what a learning curve scores: they need "
+                             "eval_every (steps between its points)")
     if self.curve_metric_params and not self.curve_metrics:
-        raise DisentlitError("curve_metric_params set the curve_metrics' settings: give curve_metrics too (without "
+        raise DisentlitError("curve_metric_params set the curve_metrics' settings: give "
+                             "curve_metrics too (without "
                              "them the curve scores with metrics, at metric_params)")
     return self
 
+# %% ../nbs/05_config.ipynb #c32e2893
 @patch
 def to_dict(self: RunConfig) -> dict:
     "The settings as JSON data."
-    return dict(dataclasses.asdict(self), metrics=list(self.metrics), curve_metrics=list(self.curve_metrics))
+    return dict(dataclasses.asdict(self), metrics=list(self.metrics),
+                curve_metrics=list(self.curve_metrics))
 
+# %% ../nbs/05_config.ipynb #fc569153
 @patch(cls_method=True)
 def from_dict(cls: RunConfig, d: dict) -> RunConfig:
-    "A configuration from a mapping, checked; an unknown key or a value of the wrong type is refused by name."
+    """A configuration from a mapping, checked; an unknown key or a value of the wrong type is
+    refused by name."""
     known = [f.name for f in dataclasses.fields(cls)]
-    if not isinstance(d, dict): raise DisentlitError(f"a run configuration is a mapping of settings, got {d!r}")
+    if not isinstance(d, dict): raise DisentlitError("a run configuration is a mapping of "
+                                                     f"settings, got {d!r}")
     if unknown := sorted(set(d) - set(known)):
         raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
     d = dict(d)
@@ -143,32 +176,36 @@ _DEFAULT_DATA = _DEFAULT.to_dict()      # the same as JSON data, made once (read
 
 @patch(as_prop=True)
 def run_id(self: RunConfig) -> str:
-    "A stable identifier: the hash of the canonical JSON of the settings (those added after `FIRST` only when set)."
+    """A stable identifier: the hash of the canonical JSON of the settings (those added after
+    `FIRST` only when set)."""
     d = {k: v for k, v in self.to_dict().items() if k in self.FIRST or v != _DEFAULT_DATA[k]}
     return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
+# %% ../nbs/05_config.ipynb #29477823
 @patch(as_prop=True)
 def checkpoint_interval(self: RunConfig) -> int:
     "Steps between checkpoints: `checkpoint_every`, by default max(50, steps // 10)."
     return self.checkpoint_every or max(50, self.steps // 10)
 
+# %% ../nbs/05_config.ipynb #a6e5558d
 @patch(as_prop=True)
 def log_interval(self: RunConfig) -> int:
-    "Steps between the logs' copies to the host (and checks of the non-finite guard): `log_every`, by default 25."
+    """Steps between the logs' copies to the host (and checks of the non-finite guard): `log_every`,
+    by default 25."""
     return self.log_every or 25
 
 # %% ../nbs/05_config.ipynb #c888ffe7
-RESUMABLE = ("steps", "checkpoint_every", "eval_every", "log_every", "compile", "metrics", "metric_params",
-             "curve_metrics", "curve_metric_params", "device")
+RESUMABLE = ("steps", "checkpoint_every", "eval_every", "log_every", "compile", "metrics",
+             "metric_params", "curve_metrics", "curve_metric_params", "device")
 
 def same_run(a: RunConfig, b: RunConfig) -> bool:
-    "Whether `a` and `b` describe the same run: equal but in the settings a resumed run may change (`RESUMABLE`)."
+    """Whether `a` and `b` describe the same run: equal but in the settings a resumed run may change
+    (`RESUMABLE`)."""
     keep = lambda c: {k: v for k, v in c.to_dict().items() if k not in RESUMABLE}
     return keep(a) == keep(b)
 
 # %% ../nbs/05_config.ipynb #bc4cfaff
-CONFIG_FORMAT = 2                  # config.json: the RunConfig, with this format and the package's version
-MAX_CONFIG_BYTES = 2 ** 20         # 1 MiB: a run's configuration is a few hundred bytes
+CONFIG_FORMAT = 2           # config.json: the RunConfig, with this format and the package's version
 
 def write_config(run_dir: Path, config: RunConfig):
     "Write `config` as the run directory's `config.json`, whole or not at all."
@@ -176,19 +213,27 @@ def write_config(run_dir: Path, config: RunConfig):
     text = json.dumps(dict(format=CONFIG_FORMAT, version=__version__, **config.to_dict()), indent=1)
     atomic_write(run_dir / "config.json", lambda p: p.write_text(text), "run config")
 
+# %% ../nbs/05_config.ipynb #f353e0fc
+MAX_CONFIG_BYTES = 2 ** 20  # 1 MiB: a run's configuration is a few hundred bytes
+
 def read_config(run_dir: str | Path,     # a run directory
                 ) -> RunConfig:
-    "The configuration of a run directory, from its `config.json`; `DisentlitError` if it is not readable."
+    """The configuration of a run directory, from its `config.json`; `DisentlitError` if it is not
+    readable."""
     path = Path(run_dir) / "config.json"
     if not path.exists(): raise DisentlitError(f"{run_dir} is not a run directory (no config.json)")
     d = parse_json(read_file(path, "run config", MAX_CONFIG_BYTES), "run config", path)
     format_ = d.get("format") if isinstance(d, dict) else None
     if isinstance(format_, int) and format_ > CONFIG_FORMAT:
-        raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade disentlit")
-    if not (isinstance(format_, int) and not isinstance(format_, bool) and format_ >= 1):   # written by every version
-        raise DisentlitError(f"corrupt run config {path}: its format is {format_!r}, not a whole number")
+        raise DisentlitError(f"{path} was written by a newer disentlit (format {format_}); upgrade "
+                             "disentlit")
+    # written by every version
+    if not (isinstance(format_, int) and not isinstance(format_, bool) and format_ >= 1):
+        raise DisentlitError(f"corrupt run config {path}: its format is {format_!r}, not a whole "
+                             "number")
     try: return RunConfig.from_dict({k: v for k, v in d.items() if k not in ("format", "version")})
-    except (DisentlitError, AttributeError): raise DisentlitError(f"corrupt run config {path}") from None
+    except (DisentlitError, AttributeError):
+        raise DisentlitError(f"corrupt run config {path}") from None
 
 # %% ../nbs/05_config.ipynb #9116f271
 def _kind(name: str) -> type:
@@ -196,38 +241,45 @@ def _kind(name: str) -> type:
     hint = _hints()[name]
     return next(k for k in (typing.get_args(hint) or (hint,)) if k is not type(None))
 
+# %% ../nbs/05_config.ipynb #4920dec1
 def _flag(name: str, names: dict) -> str:
     "The flag of field `name`: `names[name]`, else `--` and the name with dashes."
     return names.get(name, "--" + name.replace("_", "-"))
 
 # %% ../nbs/05_config.ipynb #67655753
 def add_config_flags(parser: argparse.ArgumentParser,  # a command's parser
-                     names: dict | None = None,        # a field's flag where it is not `--field-name`
-                     defaults: dict | None = None,     # a flag's default where it is not the field's
-                     helps: dict | None = None,        # what a flag's help adds to the field's comment
-                     required: Sequence[str] = (),     # the fields whose flag must be given
+                     names: dict | None = None,     # a field's flag where it is not `--field-name`
+                     defaults: dict | None = None,  # a flag's default where it is not the field's
+                     helps: dict | None = None,     # what a flag's help adds to the field's comment
+                     required: Sequence[str] = (),  # the fields whose flag must be given
                      ) -> argparse.ArgumentParser:
-    "One flag per field of `RunConfig`, its type, default and help from the field's annotation, default and comment."
+    """One flag per field of `RunConfig`, its type, default and help from the field's annotation,
+    default and comment."""
     names, defaults, helps, docs = names or {}, defaults or {}, helps or {}, docments(RunConfig)
     for f in dataclasses.fields(RunConfig):
         kind, default = _kind(f.name), defaults.get(f.name, getattr(_DEFAULT, f.name))
         text = "; ".join(filter(None, [docs[f.name], helps.get(f.name)])).replace("%", "%%")
         kw = dict(dest=f.name, default=default)
         if kind is bool:
-            kw.update(action="store_true" if not default else argparse.BooleanOptionalAction, help=text)
-        elif kind is dict: kw.update(action="append", default=[], metavar="KEY=VALUE", help=text + "; repeatable")
+            kw.update(action="store_true" if not default else argparse.BooleanOptionalAction,
+                      help=text)
+        elif kind is dict: kw.update(action="append", default=[], metavar="KEY=VALUE",
+                                     help=text + "; repeatable")
         elif kind is tuple: kw.update(default=",".join(default), metavar="LIST")
-        else: kw.update(type=kind, metavar=f.name.split("_")[-1].upper(), required=f.name in required)
-        shown = "" if f.name in required or kw["default"] in (None, "") else f" (default {kw['default']})"
+        else: kw.update(type=kind, metavar=f.name.split("_")[-1].upper(),
+                        required=f.name in required)
+        shown = ("" if f.name in required or kw["default"] in (None, "")
+                 else f" (default {kw['default']})")
         kw.setdefault("help", text + shown)
         parser.add_argument(_flag(f.name, names), **kw)
     return parser
 
 # %% ../nbs/05_config.ipynb #a0c33fe7
-def config_from_flags(args: argparse.Namespace,               # what `add_config_flags`'s parser parsed
-                      parse: Callable[[list, str], dict],     # `parse(items, flag)`: a dictionary from KEY=VALUE items
-                      names: dict | None = None,              # the flags' names, as given to `add_config_flags`
-                      **given,                                # settings that replace the flags'
+def config_from_flags(args: argparse.Namespace,   # what `add_config_flags`'s parser parsed
+                      # `parse(items, flag)`: a dictionary from KEY=VALUE items
+                      parse: Callable[[list, str], dict],
+                      names: dict | None = None,  # the flags' names, as given to `add_config_flags`
+                      **given,                    # settings that replace the flags'
                       ) -> RunConfig:
     "The `RunConfig` of parsed flags, every setting checked."
     d = {}

@@ -24,7 +24,7 @@ from .models import adam, AE, native_bf16
 from .config import MAX_BATCH_SIZE, RunConfig     # (MAX_BATCH_SIZE: where it was first)
 
 # %% auto #0
-__all__ = ['plain_fit', 'resolve_device', 'SlowPrecisionWarning', 'resolve_precision', 'warn_slow_bf16', 'tune_allocator',
+__all__ = ['plain_fit', 'resolve_device', 'resolve_precision', 'SlowPrecisionWarning', 'warn_slow_bf16', 'tune_allocator',
            'ready', 'Recorder', 'fit']
 
 # %% ../nbs/05a_training.ipynb #b7714824
@@ -35,7 +35,8 @@ def plain_fit(framework: AE,          # a framework (`get_framework`)
               lr: float = 1e-3,       # Adam's learning rate
               seed: int = 0,          # seed of the batches and of the posterior noise
               ) -> list[float]:
-    "The loop anyone writes first: draw a batch, compute the loss, step Adam. Returns the loss of every step."
+    """The loop anyone writes first: draw a batch, compute the loss, step Adam. Returns the loss of
+    every step."""
     rng, noise = np.random.default_rng(seed), torch.Generator().manual_seed(seed)
     framework.setup(data, batch_size)
     optimiser = adam(framework.parameters(), lr=lr)
@@ -48,10 +49,12 @@ def plain_fit(framework: AE,          # a framework (`get_framework`)
 
 # %% ../nbs/05a_training.ipynb #1b2d02d3
 def resolve_device(device=None) -> torch.device:
-    "A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if unknown or absent."
+    """A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if
+    unknown or absent."""
     if device is None: return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = as_device(device)
-    if device.type not in ("cpu", "cuda", "mps"):             # torch knows more ('meta', 'xla'): none trains a run
+    # torch knows more ('meta', 'xla'): none trains a run
+    if device.type not in ("cpu", "cuda", "mps"):
         raise DisentlitError(f"unknown device {str(device)!r}; accepted: cpu, cuda, cuda:N, mps")
     if device.type == "cuda" and not torch.cuda.is_available():
         raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
@@ -60,81 +63,95 @@ def resolve_device(device=None) -> torch.device:
     return device
 
 # %% ../nbs/05a_training.ipynb #55e1202c
-class SlowPrecisionWarning(UserWarning):
-    "bf16 asked for on a device that emulates it."
-
-_WARNED_BF16: set = set()
-
 def resolve_precision(precision: str,         # one of `PRECISION_CHOICES`
                       device: torch.device,   # where the run trains
                       ) -> str:
-    """'auto' -> 'bf16' on a CPU with native bf16 arithmetic (`native_bf16`), else 'fp32' (on CUDA too: bf16 measured
-    slower there, see above); others unchanged."""
+    """'auto' -> 'bf16' on a CPU with native bf16 arithmetic (`native_bf16`), else 'fp32' (on CUDA
+    too: bf16 measured slower there, see above); others unchanged."""
     if precision != "auto": return precision
     return "bf16" if device.type == "cpu" and native_bf16(device) else "fp32"
+
+# %% ../nbs/05a_training.ipynb #39f90b7a
+class SlowPrecisionWarning(UserWarning):
+    "bf16 asked for on a device that emulates it."
+
+# %% ../nbs/05a_training.ipynb #b39b28a1
+_WARNED_BF16: set = set()
 
 def warn_slow_bf16(device: torch.device):
     "Warn once per device type when `device` has no native bf16 arithmetic (`native_bf16`)."
     if native_bf16(device) or device.type in _WARNED_BF16: return
     _WARNED_BF16.add(device.type)
-    warnings.warn(f"precision bf16 on {device}: no native bf16 arithmetic here (no AMX or AVX512-BF16 on a CPU, "
-                  "compute capability below 8 on a GPU), so PyTorch emulates it: measured 13x slower than fp32 on an "
-                  "AVX2-only CPU (bench train: 68 against 939 images/s); use precision fp32",
+    warnings.warn(f"precision bf16 on {device}: no native bf16 arithmetic here (no AMX or "
+                  "AVX512-BF16 on a CPU, compute capability below 8 on a GPU), so PyTorch "
+                  "emulates it: measured 13x slower than fp32 on an AVX2-only CPU (bench train: "
+                  "68 against 939 images/s); use precision fp32",
                   SlowPrecisionWarning, stacklevel=3)
 
 # %% ../nbs/05a_training.ipynb #b4cb4eb4
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3                   # mallopt's parameter numbers (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3               # mallopt's parameter numbers (malloc.h)
 
 def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 30) -> bool:
-    """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to `trim_threshold` freed
-    bytes, so a step reuses the last step's memory instead of mapping and page-faulting it afresh. Process-wide;
-    Linux with glibc only; `DISENTLIT_MALLOC=0` turns it off. Returns whether it applied."""
+    """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to
+    `trim_threshold` freed bytes, so a step reuses the last step's memory instead of mapping and
+    page-faulting it afresh. Process-wide; Linux with glibc only; `DISENTLIT_MALLOC=0` turns it
+    off. Returns whether it applied."""
     if setting("DISENTLIT_MALLOC") == "0" or platform.libc_ver()[0] != "glibc": return False
     try: mallopt = ctypes.CDLL("libc.so.6").mallopt
     except (OSError, AttributeError): return False
-    # the mmap threshold first: setting either fixes both, and a trim threshold alone would pin mmap at 128 KB
-    return bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(mallopt(_M_TRIM_THRESHOLD,
-                                                                                  int(trim_threshold)))
+    # the mmap threshold first: setting either fixes both, and a trim threshold alone would
+    # pin mmap at 128 KB
+    return (bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)))
+            and bool(mallopt(_M_TRIM_THRESHOLD, int(trim_threshold))))
 
 # %% ../nbs/05a_training.ipynb #916d4ff7
 def ready(framework: AE,          # a framework
           data: GroundTruthData,  # the dataset it will train on
           batch_size: int,        # the training batch size
           ):
-    "The checks of a framework against its dataset, then its `setup` hook: once, before a run makes anything."
+    """The checks of a framework against its dataset, then its `setup` hook: once, before a run
+    makes anything."""
     if not isinstance(framework, AE):
-        raise DisentlitError(f"expected a framework (an AE subclass), got {type(framework).__name__}")
+        raise DisentlitError("expected a framework (an AE subclass), got "
+                             f"{type(framework).__name__}")
     C = data.obs_shape[-1]
     if getattr(framework.encoder, "channels", C) != C:
-        raise DisentlitError(f"the framework expects {framework.encoder.channels} channels, the dataset has {C}")
+        raise DisentlitError(f"the framework expects {framework.encoder.channels} channels, the "
+                             f"dataset has {C}")
     framework.setup(data, batch_size)
 
+# %% ../nbs/05a_training.ipynb #c9321862
 def _on_device(framework: AE, config: RunConfig, device: torch.device) -> list:
-    "The framework on `device` (channels-last if asked), its optimisers, and its loss compiled if asked."
+    """The framework on `device` (channels-last if asked), its optimisers, and its loss compiled if
+    asked."""
     framework.to(device)
     if config.channels_last: framework.to(memory_format=torch.channels_last)
     optimisers = framework.configure_optimisers(config.lr)
     if config.compile:
-        framework.loss = torch.compile(framework.loss, mode="reduce-overhead" if device.type == "cuda" else None)
+        framework.loss = torch.compile(framework.loss, mode="reduce-overhead"
+                                       if device.type == "cuda" else None)
     return optimisers
 
 # %% ../nbs/05a_training.ipynb #c244ae01
 def _streams(data: GroundTruthData, config: RunConfig, device: torch.device) -> tuple:
-    "The loop's random streams, seeded by `config.seed`: the batches' source and generator, and the posterior noise."
+    """The loop's random streams, seeded by `config.seed`: the batches' source and generator, and
+    the posterior noise."""
     noise = torch.Generator(device).manual_seed(config.seed)
     if not config.resident: return data, np.random.default_rng(config.seed), noise
-    data_seed = int(np.random.SeedSequence([config.seed, 1]).generate_state(1)[0])    # apart from the noise's
+    # apart from the noise's
+    data_seed = int(np.random.SeedSequence([config.seed, 1]).generate_state(1)[0])
     return DeviceData(data, device), torch.Generator(device).manual_seed(data_seed), noise
 
 # %% ../nbs/05a_training.ipynb #22f675c5
 def _flush(pending: list,  # (step, logs) of the steps whose logs are still on the device
            history: list,  # the records so far, appended to
            ) -> int | None:
-    """Bring the logs of the `pending` steps to the host in one copy and append their records to `history`, up to and
-    including the first non-finite step; returns that step, or None."""
+    """Bring the logs of the `pending` steps to the host in one copy and append their records to
+    `history`, up to and including the first non-finite step; returns that step, or None."""
     if not pending: return None
     keys = list(pending[0][1])
-    rows = torch.stack([torch.stack([l[k].float().reshape(()) for k in keys]) for _, l in pending]).tolist()
+    rows = torch.stack([torch.stack([l[k].float().reshape(()) for k in keys])
+                        for _, l in pending]).tolist()
     for (step, _), values in zip(pending, rows):
         rec = dict(step=step, **dict(zip(keys, values)))
         if rec.pop("nonfinite") > 0:
@@ -144,8 +161,8 @@ def _flush(pending: list,  # (step, logs) of the steps whose logs are still on t
 
 # %% ../nbs/05a_training.ipynb #77601f88
 def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int) -> dict:
-    """One point of a learning curve: `evaluator(framework, data)` in eval mode without gradients, as strict JSON,
-    stamped with the step and the seconds it took."""
+    """One point of a learning curve: `evaluator(framework, data)` in eval mode without gradients,
+    as strict JSON, stamped with the step and the seconds it took."""
     framework.eval()
     t = time.perf_counter()
     try:
@@ -156,19 +173,22 @@ def _score(evaluator: Callable, framework: AE, data: GroundTruthData, step: int)
 
 # %% ../nbs/05a_training.ipynb #17e72c5a
 class Recorder:
-    "What `fit` tells about its run as it goes; this one keeps nothing (a run in memory). 05b's `RunDir` writes."
-    path: str | None = None                                          # the run directory, if any
+    """What `fit` tells about its run as it goes; this one keeps nothing (a run in memory). 05b's
+    `RunDir` writes."""
+    path: str | None = None                            # the run directory, if any
 
     @contextlib.contextmanager
-    def open(self, config: RunConfig): yield self                    # held while the loop runs
-    def start(self, framework, optimisers, rng, noise, device) -> int: return 0   # resumed: the step done
-    def finished(self) -> dict | None: return None                   # a finished run's result, read back
-    def log(self, records: list[dict]): pass                         # the steps' records, as they reach the host
-    def point(self, rec: dict): pass                                 # a learning curve's point
-    def due(self, step: int) -> bool: return False                   # whether a checkpoint is due after `step`
+    def open(self, config: RunConfig): yield self      # held while the loop runs
+    # resumed: the step done
+    def start(self, framework, optimisers, rng, noise, device) -> int: return 0
+    def finished(self) -> dict | None: return None     # a finished run's result, read back
+    def log(self, records: list[dict]): pass           # the steps' records, as they reach the host
+    def point(self, rec: dict): pass                   # a learning curve's point
+    def due(self, step: int) -> bool: return False     # whether a checkpoint is due after `step`
     def checkpoint(self, step: int, framework, optimisers, rng, noise): pass
-    def curve(self, points: list[dict]) -> list[dict]: return points # the whole curve, a resumed run's included
-    def kept(self) -> bool: return False                             # whether a checkpoint keeps a good state
+    # the whole curve, a resumed run's included
+    def curve(self, points: list[dict]) -> list[dict]: return points
+    def kept(self) -> bool: return False               # whether a checkpoint keeps a good state
     def end(self, result: dict, framework, optimisers, rng, noise) -> dict: return result
 
 # %% ../nbs/05a_training.ipynb #7a12105f
@@ -182,40 +202,46 @@ class _Run:
     device: torch.device
     evaluator: Callable | None
     optimisers: list = field(default_factory=list)
-    streams: tuple = ()                                    # the batches' source, their generator, the noise's
-    pending: list = field(default_factory=list)            # (step, logs) still on the device
-    history: list = field(default_factory=list)            # the steps' records, on the host
+    streams: tuple = ()                          # the batches' source, their generator, the noise's
+    pending: list = field(default_factory=list)  # (step, logs) still on the device
+    history: list = field(default_factory=list)  # the steps' records, on the host
     curve: list = field(default_factory=list)
     step_seconds: list = field(default_factory=list)
     logs: dict = field(default_factory=dict)               # the last records' terms
     status: str = "done"
-    t_eval: float = 0.0                                    # seconds spent scoring: left out of the throughput
+    t_eval: float = 0.0                          # seconds spent scoring: left out of the throughput
 
 # %% ../nbs/05a_training.ipynb #92057660
 def _step(run: _Run, step: int, bad: torch.Tensor) -> torch.Tensor:
-    "One update (none after a non-finite step: `bad`); its logs stay on the device. Returns the non-finite flag."
+    """One update (none after a non-finite step: `bad`); its logs stay on the device. Returns the
+    non-finite flag."""
     source, rng, noise = run.streams
     batch = run.framework.sample_batch(source, run.config.batch_size, rng, run.device)
     if run.config.channels_last: batch = batch.contiguous(memory_format=torch.channels_last)
     bf16 = run.config.precision == "bf16"
-    autocast = (lambda: torch.autocast(run.device.type, dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
+    autocast = (lambda: torch.autocast(run.device.type,
+                                       dtype=torch.bfloat16)) if bf16 else contextlib.nullcontext
     logs = run.framework.training_step(batch, run.optimisers, noise, autocast, skip=bad)
     run.pending.append((step, logs))
     return bad | logs["nonfinite"]
 
 # %% ../nbs/05a_training.ipynb #8818d1c6
 def _flushed(run: _Run, bar) -> bool:
-    "The pending logs brought to the host and recorded; whether a step was non-finite (then the run stops)."
+    """The pending logs brought to the host and recorded; whether a step was non-finite (then the
+    run stops)."""
     n = len(run.history)
     first_bad = _flush(run.pending, run.history)
     run.recorder.log(run.history[n:])
-    run.pending, run.logs = [], {k: v for k, v in run.history[-1].items() if k not in ("step", "status")}
+    run.pending, run.logs = [], {k: v for k, v in run.history[-1].items()
+                                 if k not in ("step", "status")}
     if first_bad is not None: run.status = "nonfinite"; return True
     bar.set_postfix({k: f"{v:.4g}" for k, v in run.logs.items()}, refresh=False)
     return False
 
+# %% ../nbs/05a_training.ipynb #cdeaa4ea
 def _scored(run: _Run, step: int, timed: bool) -> float:
-    "A point of the learning curve, kept and recorded; the seconds it took (left out of the throughput if `timed`)."
+    """A point of the learning curve, kept and recorded; the seconds it took (left out of the
+    throughput if `timed`)."""
     rec = _score(run.evaluator, run.framework, run.data, step)
     run.curve.append(rec); run.recorder.point(rec)
     if timed: run.t_eval += rec["seconds"]
@@ -223,29 +249,38 @@ def _scored(run: _Run, step: int, timed: bool) -> float:
 
 # %% ../nbs/05a_training.ipynb #9fe449a7
 def _unscored(run: _Run, step: int) -> bool:
-    "Whether `step`, where a resumed run starts, is due a learning-curve point its curve does not hold."
+    """Whether `step`, where a resumed run starts, is due a learning-curve point its curve does not
+    hold."""
     due = run.config.eval_every is not None and step > 0 and step % run.config.eval_every == 0
     return due and step not in {p["step"] for p in run.recorder.curve(run.curve)}
 
+# %% ../nbs/05a_training.ipynb #b4268455
 def _after_step(run: _Run, step: int, bar, timed: bool) -> float | None:
-    """What follows step `step` of a run: its logs to the host when due (None: the run stopped there, on a non-finite
-    loss), its checkpoint, then its learning-curve point; the seconds spent scoring (left out of the throughput if
-    `timed`). 05c's packed runs take each of their steps through it too."""
+    """What follows step `step` of a run: its logs to the host when due (None: the run stopped
+    there, on a non-finite loss), its checkpoint, then its learning-curve point; the seconds
+    spent scoring (left out of the throughput if `timed`). 05c's packed runs take each of their
+    steps through it too."""
     c = run.config
     scoring = c.eval_every is not None and (step % c.eval_every == 0 or step == c.steps)
     saving = run.recorder.due(step)
-    if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(run, bar): return None
+    if (scoring or saving or step % c.log_interval == 0 or step == c.steps) and _flushed(run, bar):
+        return None
     if saving: run.recorder.checkpoint(step, run.framework, run.optimisers, *run.streams[1:])
-    return _scored(run, step, timed) if scoring else 0.0          # after the checkpoint: a kill keeps the steps
+    # after the checkpoint: a kill keeps the steps
+    return _scored(run, step, timed) if scoring else 0.0
 
+# %% ../nbs/05a_training.ipynb #cc586169
 def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, float | None]:
-    "Steps `start + 1..steps` of `run`; returns when they started, and when the timed ones did (after `warmup`)."
+    """Steps `start + 1..steps` of `run`; returns when they started, and when the timed ones did
+    (after `warmup`)."""
     c, (t0, t_warm) = run.config, (time.perf_counter(), None)
-    bad = torch.zeros((), dtype=torch.bool, device=run.device)                # no step is non-finite yet
-    bar = progress_bar(total=c.steps, initial=start, disable=not progress, unit="step", dynamic_ncols=True,
-                       desc=run.framework.name + (f" {Path(run.recorder.path).name}" if run.recorder.path else ""))
+    bad = torch.zeros((), dtype=torch.bool, device=run.device)           # no step is non-finite yet
+    bar = progress_bar(total=c.steps, initial=start, disable=not progress, unit="step",
+                       dynamic_ncols=True,
+                       desc=run.framework.name + (f" {Path(run.recorder.path).name}"
+                                                  if run.recorder.path else ""))
     try:
-        if _unscored(run, start): _scored(run, start, False)              # killed while scoring it: scored now
+        if _unscored(run, start): _scored(run, start, False)   # killed while scoring it: scored now
         for step in range(start + 1, c.steps + 1):
             t = time.perf_counter()
             if step == start + warmup + 1: t_warm = t
@@ -258,35 +293,58 @@ def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, f
 # %% ../nbs/05a_training.ipynb #97d6c609
 def _result(run: _Run, start: int, t0: float, t_warm: float | None, warmup: int) -> dict:
     "What `fit` returns, once the recorder has had its say (`end`)."
-    done = len(run.history) - (run.status != "done")           # steps after a bad one were no updates: not counted
+    # steps after a bad one were no updates: not counted
+    done = len(run.history) - (run.status != "done")
     timed, t_end = (done - warmup if t_warm is not None else 0), time.perf_counter()
     per_step = run.config.batch_size * (2 if run.framework.pairs else 1)
-    result = dict(status=run.status, step=start + done, steps=run.config.steps, logs=run.logs, history=run.history,
+    result = dict(status=run.status, step=start + done, steps=run.config.steps, logs=run.logs,
+                  history=run.history,
                   step_seconds=run.step_seconds[:done], curve=run.recorder.curve(run.curve),
                   precision=run.config.precision, device=str(run.device), seconds=t_end - t0,
-                  images_per_second=per_step * timed / (t_end - t_warm - run.t_eval) if timed > 0 else None,
-                  run_dir=run.recorder.path)
+                  images_per_second=per_step * timed / (t_end - t_warm - run.t_eval) if timed > 0
+                  else None, run_dir=run.recorder.path)
     if run.status != "done":
         result["message"] = (f"non-finite loss at step {run.history[-1]['step']}; "
-                             + ("the checkpoint of the last good state is kept" if run.recorder.kept()
+                             + ("the checkpoint of the last good state is kept"
+                                if run.recorder.kept()
                                 else "no checkpoint was written"))
     return run.recorder.end(result, run.framework, run.optimisers, *run.streams[1:])
 
+# %% ../nbs/05a_training.ipynb #b4dbf21a
+def _check_run(run: _Run, device, allocator: bool):
+    """The checks before anything is made, the framework's `setup`, the allocator; the device and
+    precision resolved."""
+    ready(run.framework, run.data, run.config.batch_size)
+    if run.config.eval_every is not None and run.evaluator is None:
+        raise DisentlitError("eval_every needs an evaluator that scores the model: e.g. "
+                             "train(config, out_dir, evaluator=scorer(config)) with "
+                             "disentlit.evaluation.scorer")
+    run.device = resolve_device(device if device is not None else run.config.device)
+    if allocator: tune_allocator()               # process-wide; its setting checked before any file
+    run.config = dataclasses.replace(
+        run.config, precision=resolve_precision(run.config.precision, run.device))
+    if run.config.precision == "bf16": warn_slow_bf16(run.device)
+
 # %% ../nbs/05a_training.ipynb #b323aaaa
-def fit(framework: AE,                      # a framework (`get_framework`, or 05b's `build_run`)
-        data: GroundTruthData,              # the dataset it trains on
-        config: RunConfig,                  # the run: the loop reads its steps, batch, lr, seed, precision, ...
+def fit(framework: AE,                     # a framework (`get_framework`, or 05b's `build_run`)
+        data: GroundTruthData,             # the dataset it trains on
+        # the run: the loop reads its steps, batch, lr, seed, precision, ...
+        config: RunConfig,
         *,
-        device=None,                        # where it trains if not `config.device` (an engine placing its runs)
-        progress: bool = True,              # a progress bar on stderr
-        warmup: int = 2,                    # steps left out of the throughput
-        allocator: bool = True,             # tune glibc's allocator first (`tune_allocator`: process-wide, for good)
-        evaluator: Callable | None = None,  # `evaluator(framework, data) -> dict`, e.g. `disentlit.evaluation.scorer`
-        recorder: Recorder | None = None,   # where the run goes: nowhere (memory), or 05b's `RunDir`
+        # where it trains if not `config.device` (an engine placing its runs)
+        device=None,
+        progress: bool = True,             # a progress bar on stderr
+        warmup: int = 2,                   # steps left out of the throughput
+        # tune glibc's allocator first (`tune_allocator`: process-wide, for good)
+        allocator: bool = True,
+        # `evaluator(framework, data) -> dict`, e.g. `disentlit.evaluation.scorer`
+        evaluator: Callable | None = None,
+        recorder: Recorder | None = None,  # where the run goes: nowhere (memory), or 05b's `RunDir`
         ) -> dict:
-    """Train `framework` on `data` as the run `config` describes: `plain_fit`, grown. A `RunDir` recorder resumes its
-    run."""
-    if not isinstance(config, RunConfig): raise DisentlitError(f"fit takes a RunConfig, got {config!r}")
+    """Train `framework` on `data` as the run `config` describes: `plain_fit`, grown. A `RunDir`
+    recorder resumes its run."""
+    if not isinstance(config, RunConfig):
+        raise DisentlitError(f"fit takes a RunConfig, got {config!r}")
     run = _Run(framework, data, config.check(), recorder or Recorder(), None, evaluator)
     _check_run(run, device, allocator)
     with run.recorder.open(run.config):
@@ -296,15 +354,3 @@ def fit(framework: AE,                      # a framework (`get_framework`, or 0
         if (done := run.recorder.finished()) is not None: return done
         framework.train()
         return _result(run, start, *_steps(run, start, progress, warmup), warmup)
-
-# %% ../nbs/05a_training.ipynb #b4dbf21a
-def _check_run(run: _Run, device, allocator: bool):
-    "The checks before anything is made, the framework's `setup`, the allocator; the device and precision resolved."
-    ready(run.framework, run.data, run.config.batch_size)
-    if run.config.eval_every is not None and run.evaluator is None:
-        raise DisentlitError("eval_every needs an evaluator that scores the model: e.g. "
-                             "train(config, out_dir, evaluator=scorer(config)) with disentlit.evaluation.scorer")
-    run.device = resolve_device(device if device is not None else run.config.device)
-    if allocator: tune_allocator()                            # process-wide; its setting checked before any file
-    run.config = dataclasses.replace(run.config, precision=resolve_precision(run.config.precision, run.device))
-    if run.config.precision == "bf16": warn_slow_bf16(run.device)
