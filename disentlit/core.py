@@ -55,34 +55,41 @@ def check_seed(
     seed, # the value given for the seed
     name: str = "seed", # what to call it in the error message
 ) -> int:
-    "A seed: an integer in 0..2**63-1 (what numpy, torch and a SQLite column all take); `DisentlitError` otherwise."
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+    """A seed: an integer in 0..2**63-1 (what numpy, torch and a SQLite column all take);
+    `DisentlitError` otherwise."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed <= MAX_SEED:
         raise DisentlitError(f"{name} must be an integer in 0..2**63-1, got {seed!r}")
     return int(seed)
 
 # %% ../nbs/00_core.ipynb #857de540
 def as_rng(
-    seed: int | np.random.Generator | None = None, # an integer, None (fresh entropy) or a Generator to use as it is
+    # an integer, None (fresh entropy) or a Generator to use as it is
+    seed: int | np.random.Generator | None = None,
 ) -> np.random.Generator:
-    "A numpy `Generator` from a seed (checked: `check_seed`), or `seed` itself when it already is one."
-    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+    """A numpy `Generator` from a seed (checked: `check_seed`), or `seed` itself when it already is
+    one."""
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.BitGenerator,
+                                         np.random.SeedSequence)):
         return np.random.default_rng(seed)
     return np.random.default_rng(check_seed(seed))
 
 # %% ../nbs/00_core.ipynb #898903a6
-MIN_LEASE, DEFAULT_LEASE, MAX_LEASE = 60.0, 600.0, 30 * 86400.0    # seconds: a sweep's lease (`08a_store`)
+# seconds: a sweep's lease (`08a_store`)
+MIN_LEASE, DEFAULT_LEASE, MAX_LEASE = 60.0, 600.0, 30 * 86400.0
 
 def check_lease(
     seconds, # the value given
     name: str = "lease", # what to call it in the error message
 ) -> float:
-    """A sweep's lease: a number of seconds in `MIN_LEASE`..`MAX_LEASE` (a minute to 30 days). A run's heartbeat
-    renews its lease every quarter lease, so a shorter one would let a second sweep on the same database put back a run
-    still in progress."""
-    number = not isinstance(seconds, bool) and isinstance(seconds, (int, float, np.integer, np.floating))
+    """A sweep's lease: a number of seconds in `MIN_LEASE`..`MAX_LEASE` (a minute to 30 days). A
+    run's heartbeat renews its lease every quarter lease, so a shorter one would let a second
+    sweep on the same database put back a run still in progress."""
+    number = not isinstance(seconds, bool) and isinstance(seconds,
+                                                          (int, float, np.integer, np.floating))
     if not (number and MIN_LEASE <= seconds <= MAX_LEASE):                   # NaN is in no range
-        raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g} (at most {MAX_LEASE:g}), "
-                             f"got {seconds!r}")
+        raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g} (at most "
+                             f"{MAX_LEASE:g}), got {seconds!r}")
     return float(seconds)
 
 # %% ../nbs/00_core.ipynb #6d80b0c1
@@ -95,8 +102,10 @@ def _choice(*accepted: str) -> Callable[[str], str]:
 
 def _folder(text: str) -> Path: return Path(text).expanduser()
 
+# %% ../nbs/00_core.ipynb #864c7344
 SETTINGS = {     # variable: (the parser of its text, its default, what it accepts)
-    "DISENTLIT_DATA": (_folder, lambda: Path.home() / ".cache" / "disentlit", "a folder you can write"),
+    "DISENTLIT_DATA": (_folder, lambda: Path.home() / ".cache" / "disentlit",
+                       "a folder you can write"),
     "DISENTLIT_PROGRESS": (_choice("auto", "lines"), lambda: "auto", "auto or lines"),
     "DISENTLIT_LEASE": (lambda text: check_lease(float(text)), lambda: DEFAULT_LEASE,
                         f"a number of seconds >= {MIN_LEASE:g}"),
@@ -112,13 +121,15 @@ def setting(
     if not text: return default()
     try: return parse(text)
     except (ValueError, OverflowError):                   # DisentlitError is a ValueError too
-        raise DisentlitError(f"{name}={os.environ[name]!r} is not accepted: give {accepted}, or unset it") from None
+        raise DisentlitError(f"{name}={os.environ[name]!r} is not accepted: give {accepted}, or "
+                             "unset it") from None
 
 # %% ../nbs/00_core.ipynb #4edf8747
 def lease_seconds(
     lease: float | None = None, # seconds, or None: the setting
 ) -> float:
-    "A sweep's lease in seconds: `lease` checked (`check_lease`), else `$DISENTLIT_LEASE`, else `DEFAULT_LEASE`."
+    """A sweep's lease in seconds: `lease` checked (`check_lease`), else `$DISENTLIT_LEASE`, else
+    `DEFAULT_LEASE`."""
     return setting("DISENTLIT_LEASE") if lease is None else check_lease(lease)
 
 # %% ../nbs/00_core.ipynb #b324fd09
@@ -127,33 +138,41 @@ def data_dir() -> Path: # the folder, made if it did not exist
     path = setting("DISENTLIT_DATA")
     try: path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise DisentlitError(f"DISENTLIT_DATA={path}: cannot create the data folder ({e.strerror or e}); "
+        raise DisentlitError(f"DISENTLIT_DATA={path}: cannot create the data folder "
+                             f"({e.strerror or e}); "
                              "set DISENTLIT_DATA to a folder you can write") from None
     return path
 
 # %% ../nbs/00_core.ipynb #1e73d7b8
-_HINTS = {errno.ENOSPC: "free some space, then try again", errno.EDQUOT: "free some space, then try again",
+_HINTS = {errno.ENOSPC: "free some space, then try again",
+          errno.EDQUOT: "free some space, then try again",
           errno.EROFS: "give a folder you can write", errno.EACCES: "give a folder you can write",
-          errno.EPERM: "give a folder you can write", errno.ENOTDIR: "a file is in the way of a folder",
-          errno.EISDIR: "a folder is in the way of the file", errno.ENAMETOOLONG: "give a shorter name"}
+          errno.EPERM: "give a folder you can write",
+          errno.ENOTDIR: "a file is in the way of a folder",
+          errno.EISDIR: "a folder is in the way of the file",
+          errno.ENAMETOOLONG: "give a shorter name"}
 
 def os_problem(
     path, # the file or folder the OS refused
     e: OSError, # what the OS said
     what: str = "", # what the file is: 'checkpoint', '--out folder', ...
 ) -> DisentlitError:
-    "One line for an OS error on `path`: what it is, where, the OS's reason, and what to do about it."
+    """One line for an OS error on `path`: what it is, where, the OS's reason, and what to do about
+    it."""
     hint = _HINTS.get(e.errno)
-    problem = DisentlitError(f"{what + ' ' if what else ''}{path}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
-    problem.errno = e.errno                        # the OS's reason, kept: `passing` tells a full disk by it
+    problem = DisentlitError(f"{what + ' ' if what else ''}{path}: {e.strerror or e}"
+                             + (f"; {hint}" if hint else ""))
+    problem.errno = e.errno               # the OS's reason, kept: `passing` tells a full disk by it
     return problem
 
+# %% ../nbs/00_core.ipynb #2fc82668
 def passing(e: BaseException, # what stopped a run
             ) -> bool:
-    """Whether `e` has a passing cause, so that the same run may succeed later: a full disk or quota (an `OSError`,
-    or the `DisentlitError` that `os_problem` made of it) or memory running out."""
+    """Whether `e` has a passing cause, so that the same run may succeed later: a full disk or quota
+    (an `OSError`, or the `DisentlitError` that `os_problem` made of it) or memory running out."""
     return isinstance(e, MemoryError) or getattr(e, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
 
+# %% ../nbs/00_core.ipynb #c8b1edb0
 @contextlib.contextmanager
 def writing(
     path, # what the block writes
@@ -164,12 +183,14 @@ def writing(
     except OSError as e: raise os_problem(path, e, what) from None
 
 # %% ../nbs/00_core.ipynb #e3aabe61
-_TEMP = re.compile(r"\.(?P<name>.+)\.disentlit-(?P<pid>\d+)-[0-9a-f]{8}\.tmp")   # what `temp_name` makes, and only that
+# what `temp_name` makes, and only that
+_TEMP = re.compile(r"\.(?P<name>.+)\.disentlit-(?P<pid>\d+)-[0-9a-f]{8}\.tmp")
 
 def temp_name(path: str | Path, # the file to be written
               ) -> Path:
-    """A temporary name beside `path` that says it is disentlit's and whose (`.NAME.disentlit-PID-RANDOM.tmp`):
-    unique, never another program's file, so that a later disentlit may remove it once that process is gone."""
+    """A temporary name beside `path` that says it is disentlit's and whose
+    (`.NAME.disentlit-PID-RANDOM.tmp`): unique, never another program's file, so that a later
+    disentlit may remove it once that process is gone."""
     path = Path(path)
     return path.with_name(f".{path.name}.disentlit-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
@@ -178,24 +199,27 @@ def temp_name(path: str | Path, # the file to be written
 def atomic_path(
     path: str | Path, # the file the block makes
 ):
-    """A temporary path in `path`'s folder for the block to write whole, renamed over `path` when the block ends; on any
-    error (or Ctrl-C) it is removed and `path` left as it was. For writers that need a path: h5py, savefig, torch."""
+    """A temporary path in `path`'s folder for the block to write whole, renamed over `path` when
+    the block ends; on any error (or Ctrl-C) it is removed and `path` left as it was. For writers
+    that need a path: h5py, savefig, torch."""
     path = Path(path)
     tmp = temp_name(path)
     try:
         yield tmp
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError): tmp.unlink()     # a folder someone put there is not ours to remove
+        # a folder someone put there is not ours to remove
+        with contextlib.suppress(OSError): tmp.unlink()
         raise
 
+# %% ../nbs/00_core.ipynb #cb3ffe69
 def atomic_write(
     path: str | Path, # the file to write
     write: Callable[[Path], object], # writes the whole file at the path it is given
     what: str = "", # what the file is, for an error's message
 ) -> Path:
-    """Write `path` whole or not at all (`atomic_path`): `write` fills a temporary file, which is then renamed over
-    `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
+    """Write `path` whole or not at all (`atomic_path`): `write` fills a temporary file, which is
+    then renamed over `path`; an `OSError` on the way becomes a `DisentlitError` naming `path`."""
     with writing(path, what), atomic_path(path) as tmp: write(tmp)
     return Path(path)
 
@@ -208,13 +232,16 @@ def _gone(pid: int) -> bool:
     return False
 
 def _orphan(f: Path) -> bool:
-    "Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has ended."
-    return bool((m := _TEMP.fullmatch(f.name)) and f.is_file() and not f.is_symlink() and _gone(int(m["pid"])))
+    """Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has
+    ended."""
+    return bool((m := _TEMP.fullmatch(f.name)) and f.is_file() and not f.is_symlink()
+                and _gone(int(m["pid"])))
 
+# %% ../nbs/00_core.ipynb #99e329dd
 def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
                    ) -> int:
-    """Remove the temporary files `atomic_path` left in `folder` (named by `temp_name`: a file of any other name is
-    not ours and stays) whose process no longer runs; returns how many."""
+    """Remove the temporary files `atomic_path` left in `folder` (named by `temp_name`: a file of
+    any other name is not ours and stays) whose process no longer runs; returns how many."""
     removed = 0
     for tmp in Path(folder).glob(".*.tmp"):
         if _orphan(tmp):
@@ -222,18 +249,22 @@ def remove_orphans(folder: str | Path, # a folder `atomic_path` writes into
     return removed
 
 # %% ../nbs/00_core.ipynb #22723167
-OWNER_FILE = ".disentlit"           # the marker of a folder disentlit made: {"made_by": "disentlit", "kind": ...}
+# the marker of a folder disentlit made: {"made_by": "disentlit", "kind": ...}
+OWNER_FILE = ".disentlit"
 
 def folder_kind(path: str | Path, # a folder
                 ) -> str | None:
-    "What disentlit made the folder `path` as (its `OWNER_FILE`), or None when disentlit did not mark it."
+    """What disentlit made the folder `path` as (its `OWNER_FILE`), or None when disentlit did not
+    mark it."""
     marker = Path(path) / OWNER_FILE
     try:
         if not marker.is_file() or marker.stat().st_size > 4096: return None
         mark = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError): return None
-    return mark.get("kind") if isinstance(mark, dict) and mark.get("made_by") == "disentlit" else None
+    return (mark.get("kind") if isinstance(mark, dict) and mark.get("made_by") == "disentlit"
+            else None)
 
+# %% ../nbs/00_core.ipynb #40b03c00
 def _few(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
@@ -241,38 +272,47 @@ def refused_dir(path: str | Path,                       # a folder
                 what: str = "folder",                     # its kind, as `owned_dir` would take it
                 adopt: Callable[[Path], bool] | None = None,   # as `owned_dir`'s
                 ) -> str | None:
-    """Why `owned_dir` would refuse the folder `path` (None: it would take it), found without writing anything: a
-    sweep checks every run's folder so before its first run starts."""
-    if not str(path).strip(): return f"{what} {str(path)!r}: give a folder's path (an empty one is no folder)"
+    """Why `owned_dir` would refuse the folder `path` (None: it would take it), found without
+    writing anything: a sweep checks every run's folder so before its first run starts."""
+    if not str(path).strip():
+        return f"{what} {str(path)!r}: give a folder's path (an empty one is no folder)"
     path = Path(path)
     try:
         if path.exists() and not path.is_dir():
-            return f"{what} {path} is a file, not a folder: give a folder (new or empty, or one disentlit made as a {what})"
+            return (f"{what} {path} is a file, not a folder: give a folder (new or empty, or one "
+                    f"disentlit made as a {what})")
         kind = folder_kind(path) if path.is_dir() else None
-        if kind not in (None, what): return f"{what} {path} is a disentlit {kind}, not a {what}: give another folder"
-        if kind is None and path.is_dir() and (names := sorted(n for n in os.listdir(path) if not _orphan(path / n))) \
+        if kind not in (None, what):
+            return f"{what} {path} is a disentlit {kind}, not a {what}: give another folder"
+        if kind is None and path.is_dir() and (names := sorted(n for n in os.listdir(path)
+                                                               if not _orphan(path / n))) \
                 and not (adopt and adopt(path)):
-            return (f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit writes only into a "
-                    f"new or empty folder, or one it made: give another folder")
+            return (f"{what} {path} holds files disentlit did not make ({_few(names)}); disentlit "
+                    f"writes only into a new or empty folder, or one it made: give another folder")
     except OSError as e: return str(os_problem(path, e, what))
     return None
 
+# %% ../nbs/00_core.ipynb #4647f7cc
 def owned_dir(path: str | Path,                          # the folder
-              what: str = "folder",                      # its kind, as messages and the marker name it
-              adopt: Callable[[Path], bool] | None = None,  # recognises one an earlier disentlit made, unmarked
+              what: str = "folder",                   # its kind, as messages and the marker name it
+              # recognises one an earlier disentlit made, unmarked
+              adopt: Callable[[Path], bool] | None = None,
               ) -> Path:
-    """The folder `path` as disentlit's own `what`: made and marked if it is new or empty (temporary files an ended
-    disentlit left there, such as a marker half written when it was killed, are cleared first), taken as it is if it
-    holds the marker of a `what` (or `adopt` recognises it), and otherwise refused with a `DisentlitError` before
-    anything in it is touched. A folder that cannot be written fails here, in one line (a new one as its marker is
-    written, one of ours by a probe file made and removed)."""
-    if why := refused_dir(path, what, adopt): raise DisentlitError(why)        # the path as given: '' is no folder
+    """The folder `path` as disentlit's own `what`: made and marked if it is new or empty (temporary
+    files an ended disentlit left there, such as a marker half written when it was killed, are
+    cleared first), taken as it is if it holds the marker of a `what` (or `adopt` recognises it),
+    and otherwise refused with a `DisentlitError` before anything in it is touched. A folder that
+    cannot be written fails here, in one line (a new one as its marker is written, one of ours by
+    a probe file made and removed)."""
+    # the path as given: '' is no folder
+    if why := refused_dir(path, what, adopt): raise DisentlitError(why)
     path = Path(path)
     try:
         kind = folder_kind(path) if path.is_dir() else None
         path.mkdir(parents=True, exist_ok=True)
-        if kind is None: remove_orphans(path)              # killed as it marked the folder: its half-written marker
-        if kind is not None:                                  # ours already: only a probe, made and removed
+        # killed as it marked the folder: its half-written marker
+        if kind is None: remove_orphans(path)
+        if kind is not None:                          # ours already: only a probe, made and removed
             probe = temp_name(path / OWNER_FILE); probe.write_text(""); probe.unlink()
     except OSError as e: raise os_problem(path, e, what) from None
     if kind is None:
@@ -282,11 +322,13 @@ def owned_dir(path: str | Path,                          # the folder
 
 # %% ../nbs/00_core.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):
-    "SIGTERM, raised inside `sigterm_as_interrupt` where the process was: cleaned up after like Ctrl-C."
+    """SIGTERM, raised inside `sigterm_as_interrupt` where the process was: cleaned up after like
+    Ctrl-C."""
 
 @contextlib.contextmanager
 def sigterm_as_interrupt():
-    "Inside the block, SIGTERM raises `Terminated` in the main thread (in another thread, nothing changes)."
+    """Inside the block, SIGTERM raises `Terminated` in the main thread (in another thread, nothing
+    changes)."""
     import threading
     if threading.current_thread() is not threading.main_thread(): yield; return
     def handler(signum, frame):
@@ -300,23 +342,28 @@ def sigterm_as_interrupt():
 def human_bytes(n: float) -> str:
     "A number of bytes for people: 512 B, 1.5 kB, 16.4 TB."
     for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB": return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
 
+# %% ../nbs/00_core.ipynb #b97d4e04
 def memory_bytes() -> int:
     "The physical memory of this machine in bytes (16 GB where the system does not say)."
     try: return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError): return 16 * 10 ** 9
 
+# %% ../nbs/00_core.ipynb #aeb424c5
 def check_memory(
     nbytes: float, # the memory something would take, estimated
     what: str, # what it is: 'a batch of 64 observations of shape (...) as floats'
     fix: str = "", # what to do instead
 ) -> float:
-    "`nbytes` if it fits in this machine's memory; else `DisentlitError` with the estimate, before anything is made."
+    """`nbytes` if it fits in this machine's memory; else `DisentlitError` with the estimate, before
+    anything is made."""
     if nbytes > memory_bytes():
-        raise DisentlitError(f"{what} would take about {human_bytes(nbytes)} of memory, more than this machine's "
-                             f"{human_bytes(memory_bytes())}" + (f"; {fix}" if fix else ""))
+        raise DisentlitError(f"{what} would take about {human_bytes(nbytes)} of memory, more than "
+                             f"this machine's {human_bytes(memory_bytes())}"
+                             + (f"; {fix}" if fix else ""))
     return nbytes
 
 # %% ../nbs/00_core.ipynb #dab6a530
@@ -328,22 +375,24 @@ def _interactive(stream) -> bool:
 
 # %% ../nbs/00_core.ipynb #26886ff6
 def _columns(stream) -> int | None:
-    "The width of the terminal behind `stream`: 0 where it reports none, None where there is no terminal to ask."
+    """The width of the terminal behind `stream`: 0 where it reports none, None where there is no
+    terminal to ask."""
     try: return os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation): return None
 
 # %% ../nbs/00_core.ipynb #be3d3878
-PROGRESS_SECONDS = 5.0    # seconds between two progress lines in a log (not a terminal, not a notebook)
-
 class _Lines:
     "A stream for tqdm that turns each redraw into one whole line."
     def __init__(self, stream): self.stream = stream
     def write(self, s: str):
-        if s := re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", s).replace("\r", "").strip(): self.stream.write(s + "\n")
+        if s := re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", s).replace("\r", "").strip():
+            self.stream.write(s + "\n")
     def flush(self): self.stream.flush()
 
+# %% ../nbs/00_core.ipynb #37f020d8
 class _LineBar(_log_tqdm):
-    "tqdm for a log: a line is drawn only when the count or the postfix changed since the last line drawn."
+    """tqdm for a log: a line is drawn only when the count or the postfix changed since the last
+    line drawn."""
     _drawn = None
     def display(self, msg=None, pos=None):
         if msg is None:
@@ -352,6 +401,9 @@ class _LineBar(_log_tqdm):
         return super().display(msg, pos)
 
 # %% ../nbs/00_core.ipynb #931e2585
+# seconds between two progress lines in a log (not a terminal, not a notebook)
+PROGRESS_SECONDS = 5.0
+
 def progress_bar(
     iterable=None, # what to iterate over (or None, and `update` by hand)
     total: int | None = None, # the number of steps, when `iterable` has no length
@@ -361,17 +413,21 @@ def progress_bar(
     stream=None, # where the bar goes (default: stderr)
     **kwargs, # more arguments for tqdm
 ):
-    """A tqdm bar on `stream` (default stderr): redrawn in place in a terminal or notebook, otherwise one line every
-    `PROGRESS_SECONDS` seconds; `disable=True` (from `--quiet` or `progress=False`) shows nothing."""
+    """A tqdm bar on `stream` (default stderr): redrawn in place in a terminal or notebook,
+    otherwise one line every `PROGRESS_SECONDS` seconds; `disable=True` (from `--quiet` or
+    `progress=False`) shows nothing."""
     from tqdm.auto import tqdm
     stream = stream or sys.stderr
     if _interactive(stream):
-        if _columns(stream) == 0:                  # tqdm would fit the bar into no width and hide it below no rows
+        if _columns(stream) == 0:   # tqdm would fit the bar into no width and hide it below no rows
             kwargs = dict(dict(ncols=100, nrows=24), **kwargs)
-        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream, **kwargs)
+        return tqdm(iterable, total=total, desc=desc, unit=unit, disable=disable, file=stream,
+                    **kwargs)
     kwargs.pop("dynamic_ncols", None)
-    kwargs = dict(dict(mininterval=PROGRESS_SECONDS, maxinterval=PROGRESS_SECONDS, ncols=100, ascii=True), **kwargs)
-    return _LineBar(iterable, total=total, desc=desc, unit=unit, disable=disable, file=_Lines(stream), **kwargs)
+    kwargs = dict(dict(mininterval=PROGRESS_SECONDS, maxinterval=PROGRESS_SECONDS, ncols=100,
+                       ascii=True), **kwargs)
+    return _LineBar(iterable, total=total, desc=desc, unit=unit, disable=disable,
+                    file=_Lines(stream), **kwargs)
 
 # %% ../nbs/00_core.ipynb #9c1288ce
 def check_count(
@@ -406,18 +462,21 @@ def check_precision(
     name: str = "precision", # what to call it in the error message
 ) -> str:
     "`precision` if it is one of `accepted`; `DisentlitError` naming them otherwise."
-    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: {', '.join(accepted)}")
+    if precision not in accepted: raise DisentlitError(f"unknown {name} {precision!r}; accepted: "
+                                                       f"{', '.join(accepted)}")
     return precision
 
 # %% ../nbs/00_core.ipynb #8e67933a
-PAGE_WIDTH_IN = 6.4        # inches: the width figures are shown at (the site's column, the demo's report)
-MIN_FONT_PT = 7.0          # points at that width: the smallest text a figure may show
+PAGE_WIDTH_IN = 6.4  # inches: the width figures are shown at (the site's column, the demo's report)
+MIN_FONT_PT = 7.0    # points at that width: the smallest text a figure may show
 
 def small_text(fig,                            # a matplotlib figure
                min_pt: float = MIN_FONT_PT,    # the smallest size allowed
-               width: float = PAGE_WIDTH_IN,   # inches the figure is shown at (a wider figure is shrunk to it)
+               # inches the figure is shown at (a wider figure is shrunk to it)
+               width: float = PAGE_WIDTH_IN,
                ) -> list[tuple[str, float]]:
-    "The visible, non-empty texts of `fig` smaller than `min_pt` once the figure is shown `width` inches wide."
+    """The visible, non-empty texts of `fig` smaller than `min_pt` once the figure is shown `width`
+    inches wide."""
     from matplotlib.text import Text
     shrink = min(1.0, width / fig.get_figwidth())
     return [(t.get_text(), round(t.get_fontsize() * shrink, 2)) for t in fig.findobj(Text)
@@ -430,7 +489,8 @@ def finite_json(v):
 
 # %% ../nbs/00_core.ipynb #b967b117
 def strict_json(o):
-    "`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else unknown as its text."
+    """`o` as strict JSON data: arrays as lists, non-finite floats as None (null), anything else
+    unknown as its text."""
     if isinstance(o, dict): return {str(k): strict_json(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)): return [strict_json(v) for v in o]
     if hasattr(o, "tolist"): return strict_json(o.tolist())
@@ -439,8 +499,10 @@ def strict_json(o):
 
 # %% ../nbs/00_core.ipynb #911cf94d
 def write_json(path: Path, obj):
-    "Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a rename)."
-    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(strict_json(obj), allow_nan=False)), "JSON file")
+    """Write `obj` as strict JSON to `path` atomically (a temporary file in the same folder, then a
+    rename)."""
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(strict_json(obj), allow_nan=False)),
+                 "JSON file")
 
 # %% ../nbs/00_core.ipynb #9a015b25
 def write_csv(path: Path, rows: list[dict]):
@@ -456,48 +518,57 @@ def write_csv(path: Path, rows: list[dict]):
 def save_figure(fig, path: Path, dpi: int, **kwargs):
     "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
     import matplotlib.pyplot as plt
-    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs), "figure")
+    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs),
+                      "figure")
     finally: plt.close(fig)
 
 # %% ../nbs/00_core.ipynb #5f142244
-MAX_READ_BYTES = 2 ** 32           # the most any file read back may hold (4 GiB); each kind has its own cap below it
+# the most any file read back may hold (4 GiB); each kind has its own cap below it
+MAX_READ_BYTES = 2 ** 32
 
 def read_file(path: str | Path,             # the file
               what: str,                    # what it is: 'checkpoint', 'run config', ...
               limit: int = MAX_READ_BYTES,  # the most bytes it may hold
               ) -> bytes:
-    """The bytes of the regular file `path`; `DisentlitError` naming it for anything else: a pipe or a device (opened
-    without blocking, refused before a byte is read), a folder, a file over `limit` bytes, or one the OS will not read."""
+    """The bytes of the regular file `path`; `DisentlitError` naming it for anything else: a pipe or
+    a device (opened without blocking, refused before a byte is read), a folder, a file over
+    `limit` bytes, or one the OS will not read."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
-                raise DisentlitError(f"{what} {path} is not a regular file (a pipe, a device or a folder): give a file")
+                raise DisentlitError(f"{what} {path} is not a regular file (a pipe, a device or a "
+                                     "folder): give a file")
             if st.st_size > limit:
-                raise DisentlitError(f"{what} {path} holds {human_bytes(st.st_size)}, more than a {what} can "
-                                     f"({human_bytes(limit)}): not one")
-            data = f.read(st.st_size)        # what it holds now (a request for `limit` bytes would reserve them)
+                raise DisentlitError(f"{what} {path} holds {human_bytes(st.st_size)}, more than a "
+                                     f"{what} can ({human_bytes(limit)}): not one")
+            # what it holds now (a request for `limit` bytes would reserve them)
+            data = f.read(st.st_size)
     except OSError as e: raise os_problem(path, e, what) from None
     return data
 
+# %% ../nbs/00_core.ipynb #03899ccc
 def parse_json(text: str | bytes,   # what a file held
                what: str,           # what it is
                path="",             # where it came from, for the message
                ):
-    "The data of JSON `text`; `DisentlitError` for text that is not JSON or is nested too deep to follow."
+    """The data of JSON `text`; `DisentlitError` for text that is not JSON or is nested too deep to
+    follow."""
     try: return json.loads(text)
-    except (ValueError, RecursionError) as e:          # UnicodeDecodeError is a ValueError; deep nesting is not
+    # UnicodeDecodeError is a ValueError; deep nesting is not
+    except (ValueError, RecursionError) as e:
         why = "nested too deep" if isinstance(e, RecursionError) else " ".join(str(e).split())[:80]
-        raise DisentlitError(f"corrupt {what} {path}: not JSON ({why})".replace("  ", " ")) from None
+        raise DisentlitError(f"corrupt {what} {path}: not JSON ({why})"
+                             .replace("  ", " ")) from None
 
 # %% ../nbs/00_core.ipynb #fc22d762
 def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jsonl`
              ) -> list[dict]:
-    """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary, not a record, no
-    step, or a step not after the one before: disentlit writes them in order): what comes after a damaged line is not
-    trusted. [] if there is no file."""
+    """The records of a JSON-lines file up to its first damaged line (cut short by a crash, binary,
+    not a record, no step, or a step not after the one before: disentlit writes them in order):
+    what comes after a damaged line is not trusted. [] if there is no file."""
     path, out = Path(path), []
     lines = read_file(path, "log").split(b"\n") if path.exists() else []
     for line in filter(bytes.strip, lines):
@@ -508,11 +579,12 @@ def read_log(path: str | Path,     # a run directory's `log.jsonl` or `curve.jso
         out.append(rec)
     return out
 
+# %% ../nbs/00_core.ipynb #883f289b
 def read_curve(run_dir: str | Path,      # a run directory
                ) -> list[dict]:
-    "The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if it has none."
+    """The learning curve a run directory holds (`curve.jsonl`: one record per scored step); [] if
+    it has none."""
     return read_log(Path(run_dir) / "curve.jsonl")
-
 
 # %% ../nbs/00_core.ipynb #ba9a56ca
 def text_table(rows: list[list[str]],     # the header row, then one row per line

@@ -17,8 +17,8 @@ import torch
 from fastcore.basics import patch
 from fastcore.meta import delegates
 
-from .core import (atomic_write, check_count, check_memory, data_dir, DisentlitError, parse_json,
-                            progress_bar, read_file, writing)
+from .core import (atomic_write, check_count, check_memory, data_dir, DisentlitError,
+                            parse_json, progress_bar, read_file, writing)
 from .factors import FactorSpace
 
 # %% auto #0
@@ -29,15 +29,17 @@ __all__ = ['STATS_CONVENTIONS', 'GroundTruthData', 'XYSquares', 'XYObject', 'Spr
 class GroundTruthData(FactorSpace):
     "A factor space with observations: `obs(idx)` gives uint8 images (N, H, W, C)."
     name = "ground_truth"
-    _render = None          # a dataset that draws float batches from positions on any device defines it (XYSquares)
+    # a dataset that draws float batches from positions on any device defines it (XYSquares)
+    _render = None
 
     def __init__(self,
                  names: Sequence[str], # one name per factor
                  sizes: Sequence[int], # the number of values of each factor
                  obs_shape: Sequence[int]): # the shape (H, W, C) of one observation
         obs_shape = tuple(int(s) for s in obs_shape)
-        check_memory(64 * 4 * math.prod(obs_shape), f"a batch of 64 observations of shape {obs_shape} as floats",
-                     "choose a smaller image")                   # first: an image this large has countless positions
+        check_memory(64 * 4 * math.prod(obs_shape),
+                     f"a batch of 64 observations of shape {obs_shape} as floats",
+                     "choose a smaller image")  # first: an image this large has countless positions
         super().__init__(names, sizes)
         self.obs_shape = obs_shape
 
@@ -49,8 +51,8 @@ class GroundTruthData(FactorSpace):
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         factors = ", ".join(f"{n}={s}" for n, s in zip(self.names, self.sizes))
-        return (f"{type(self).__name__}({params}): {len(self):,} observations of shape {self.obs_shape}; "
-                f"factors {factors}")
+        return (f"{type(self).__name__}({params}): {len(self):,} observations of shape "
+                f"{self.obs_shape}; factors {factors}")
 
     def _obs(self, idx: np.ndarray) -> np.ndarray: raise NotImplementedError
 
@@ -77,30 +79,37 @@ class XYSquares(GroundTruthData):
                  square_size: int = 8, # the side of a square, in pixels
                  image_size: int = 64, # the side of the image, in pixels
                  grid_size: int | None = None, # positions per axis; None: every position that fits
-                 grid_spacing: int | None = None, # pixels between neighbouring positions; None: the square size
+                 # pixels between neighbouring positions; None: the square size
+                 grid_spacing: int | None = None,
                  num_squares: int = 3, # 1, 2 or 3 squares
                  rgb: bool = True): # coloured squares on 3 channels, or white squares on one
-        whole = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))   # True is no size
+        # True is no size
+        whole = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
         for key, v in dict(square_size=square_size, image_size=image_size).items():
             if not whole(v) or v < 1:
                 raise DisentlitError(f"{key} must be an integer >= 1, got {v!r}")
         if square_size > image_size:
-            raise DisentlitError(f"square_size ({square_size}) must be <= image_size ({image_size})")
+            raise DisentlitError(f"square_size ({square_size}) must be "
+                                 f"<= image_size ({image_size})")
         spacing = square_size if grid_spacing is None else grid_spacing
         if not whole(spacing) or spacing < 1:
             raise DisentlitError(f"grid_spacing must be an integer >= 1, got {spacing!r}")
         fits = (image_size - square_size) // spacing + 1
         grid = fits if grid_size is None else grid_size
         if not whole(grid) or not 1 <= grid <= fits:
-            raise DisentlitError(f"grid_size must be an integer in 1..{fits} (positions of a {square_size}px square "
-                                 f"spaced {spacing}px that fit in {image_size}px), got {grid!r}")
+            raise DisentlitError(f"grid_size must be an integer in 1..{fits} (positions of a "
+                                 f"{square_size}px square spaced {spacing}px that fit in "
+                                 f"{image_size}px), got {grid!r}")
         if not whole(num_squares) or num_squares not in (1, 2, 3):
             raise DisentlitError(f"num_squares must be 1, 2 or 3, got {num_squares!r}")
-        if not isinstance(rgb, (bool, np.bool_)): raise DisentlitError(f"rgb must be true or false, got {rgb!r}")
-        self.square_size, self.image_size, self.grid_size, self.grid_spacing = square_size, image_size, grid, spacing
+        if not isinstance(rgb, (bool, np.bool_)):
+            raise DisentlitError(f"rgb must be true or false, got {rgb!r}")
+        (self.square_size, self.image_size, self.grid_size,
+         self.grid_spacing) = square_size, image_size, grid, spacing
         self.num_squares, self.rgb = num_squares, bool(rgb)
         self.offset = (image_size - (square_size + (grid - 1) * spacing)) // 2
-        super().__init__(self._factor_names(), [grid] * 2 * num_squares, (image_size, image_size, 3 if rgb else 1))
+        super().__init__(self._factor_names(), [grid] * 2 * num_squares,
+                         (image_size, image_size, 3 if rgb else 1))
 
     def _factor_names(self) -> list[str]:
         tags = "RGB" if self.rgb else "123"
@@ -108,31 +117,36 @@ class XYSquares(GroundTruthData):
 
     @property
     def params(self) -> dict:
-        return dict(square_size=self.square_size, image_size=self.image_size, grid_size=self.grid_size,
+        return dict(square_size=self.square_size, image_size=self.image_size,
+                    grid_size=self.grid_size,
                     grid_spacing=self.grid_spacing, num_squares=self.num_squares, rgb=self.rgb)
 
 # %% ../nbs/01b_data.ipynb #9e80bfcd
 @patch
 def _obs(self: XYSquares, idx: np.ndarray) -> np.ndarray:
-    corner = self.offset + self.idx_to_pos(idx) * self.grid_spacing       # (N, 2S): x, y of each square
+    corner = self.offset + self.idx_to_pos(idx) * self.grid_spacing   # (N, 2S): x, y of each square
     px = np.arange(self.image_size)
-    inside = (px >= corner[..., None]) & (px < corner[..., None] + self.square_size)  # (N, 2S, image)
+    # (N, 2S, image)
+    inside = (px >= corner[..., None]) & (px < corner[..., None] + self.square_size)
     on = torch.from_numpy(inside.view(np.uint8)) * 255
-    cols, rows = on[:, 0::2], on[:, 1::2]                                  # (N, S, image) each
-    squares = rows[:, :, :, None] & cols[:, :, None, :]                    # (N, S, H, W): each square's image
-    if not self.rgb: squares = squares.amax(1, keepdim=True)               # white squares; overlaps stay white
+    cols, rows = on[:, 0::2], on[:, 1::2]                       # (N, S, image) each
+    squares = rows[:, :, :, None] & cols[:, :, None, :]         # (N, S, H, W): each square's image
+    if not self.rgb: squares = squares.amax(1, keepdim=True)    # white squares; overlaps stay white
     elif self.num_squares < 3:
-        squares = torch.cat([squares, squares.new_zeros(len(idx), 3 - self.num_squares, *squares.shape[2:])], 1)
-    return squares.permute(0, 2, 3, 1).numpy()                            # (N, H, W, C), channel-first in memory
+        squares = torch.cat([squares, squares.new_zeros(len(idx), 3 - self.num_squares,
+                                                        *squares.shape[2:])], 1)
+    return squares.permute(0, 2, 3, 1).numpy()               # (N, H, W, C), channel-first in memory
 
 # %% ../nbs/01b_data.ipynb #831bdba3
 class XYObject(XYSquares):
     "One white square on an overlapping grid: a small dataset any VAE should disentangle."
     name = "xyobject"
 
-    @delegates(XYSquares.__init__, but=["grid_spacing", "num_squares", "rgb"])      # the rest as XYSquares has them
+    # the rest as XYSquares has them
+    @delegates(XYSquares.__init__, but=["grid_spacing", "num_squares", "rgb"])
     def __init__(self, *,
-                 grid_spacing: int = 4, # pixels between neighbouring positions (half the square: they overlap)
+                 # pixels between neighbouring positions (half the square: they overlap)
+                 grid_spacing: int = 4,
                  **kwargs):
         super().__init__(grid_spacing=grid_spacing, num_squares=1, rgb=False, **kwargs)
 
@@ -146,20 +160,23 @@ class XYObject(XYSquares):
 def _square(u, v): return np.maximum(np.abs(u), np.abs(v)) - 0.7
 def _ellipse(u, v): return u ** 2 + (v / 0.5) ** 2 - 1.0
 def _heart(u, v):
-    x, y = 1.3 * u, 0.15 - 1.3 * v               # image rows point down: flip so the heart points down
+    x, y = 1.3 * u, 0.15 - 1.3 * v            # image rows point down: flip so the heart points down
     return (x ** 2 + y ** 2 - 1) ** 3 - x ** 2 * y ** 3
 
 # %% ../nbs/01b_data.ipynb #f68153c0
 class Sprites(GroundTruthData):
-    "A procedural dSprites look-alike: shape, scale, orientation and x, y position of a white sprite."
+    """A procedural dSprites look-alike: shape, scale, orientation and x, y position of a white
+    sprite."""
     name = "sprites"
     shapes = (_square, _ellipse, _heart)
 
     def __init__(self):
-        super().__init__(["shape", "scale", "orientation", "x", "y"], [3, 6, 40, 32, 32], (64, 64, 1))
+        super().__init__(["shape", "scale", "orientation", "x", "y"], [3, 6, 40, 32, 32],
+                         (64, 64, 1))
         self.scales = np.linspace(0.5, 1.0, 6)
         self.angles = np.arange(40) * (2 * np.pi / 40)
-        self.centres = np.linspace(12.0, 52.0, 32)          # pixels; a sprite reaches at most 10px from its centre
+        # pixels; a sprite reaches at most 10px from its centre
+        self.centres = np.linspace(12.0, 52.0, 32)
         self.radius = 10.0
 
 # %% ../nbs/01b_data.ipynb #88bb4a47
@@ -167,12 +184,13 @@ class Sprites(GroundTruthData):
 def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
     shape, scale, angle, x, y = self.idx_to_pos(idx).T
     cx, cy = self.centres[x], self.centres[y]
-    # a sprite reaches at most `radius` pixels from its centre: evaluate only a 23 x 23 window around it
+    # a sprite reaches at most `radius` pixels from its centre:
+    # evaluate only a 23 x 23 window around it
     win = np.arange(23)
     c0, r0 = np.floor(cx).astype(np.int64) - 11, np.floor(cy).astype(np.int64) - 11
-    cols, rows = c0[:, None] + win, r0[:, None] + win                     # (N, 23) pixel indices
-    du = (cols + 0.5 - cx[:, None])[:, None, :]                           # (N, 1, 23): column offsets
-    dv = (rows + 0.5 - cy[:, None])[:, :, None]                           # (N, 23, 1): row offsets
+    cols, rows = c0[:, None] + win, r0[:, None] + win                   # (N, 23) pixel indices
+    du = (cols + 0.5 - cx[:, None])[:, None, :]                         # (N, 1, 23): column offsets
+    dv = (rows + 0.5 - cy[:, None])[:, :, None]                         # (N, 23, 1): row offsets
     c, s = np.cos(self.angles[angle])[:, None, None], np.sin(self.angles[angle])[:, None, None]
     r = (self.radius * self.scales[scale])[:, None, None]
     u, v = (c * du + s * dv) / r, (c * dv - s * du) / r
@@ -181,7 +199,8 @@ def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
         m = shape == k
         if m.any(): inside[m] = fn(u[m], v[m]) <= 0
     out = np.zeros((len(idx), 64, 64), dtype=np.uint8)
-    out[np.arange(len(idx))[:, None, None], rows[:, :, None], cols[:, None, :]] = inside.view(np.uint8) * np.uint8(255)
+    out[np.arange(len(idx))[:, None, None], rows[:, :, None],
+        cols[:, None, :]] = inside.view(np.uint8) * np.uint8(255)
     return out[..., None]
 
 # %% ../nbs/01b_data.ipynb #a91c2907
@@ -191,7 +210,8 @@ def as_device(
     "A torch device from what a user gave; `DisentlitError` naming the accepted ones if it is none."
     try: return torch.device("cpu" if device is None else device)
     except (RuntimeError, TypeError, ValueError):
-        raise DisentlitError(f"unknown device {device!r}; accepted: cpu, cuda, cuda:N, mps") from None
+        raise DisentlitError(f"unknown device {device!r}; "
+                             "accepted: cpu, cuda, cuda:N, mps") from None
 
 # %% ../nbs/01b_data.ipynb #563b5066
 def to_float(
@@ -200,17 +220,23 @@ def to_float(
     mean=None, # per-channel means (C,) in [0, 1], to standardise with
     std=None, # per-channel standard deviations (C,), all > 0
 ) -> torch.Tensor:
-    """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when `mean`, `std` (> 0)
-    are given."""
-    if (mean is None) != (std is None): raise DisentlitError("to_float: give both mean and std, or neither")
-    if mean is not None and not (np.isfinite(mean).all() and np.isfinite(std).all() and (np.asarray(std) > 0).all()):
-        raise DisentlitError(f"to_float: mean must be finite and std finite and > 0 per channel, got mean "
-                             f"{np.asarray(mean).tolist()} and std {np.asarray(std).tolist()}")
-    u8 = torch.from_numpy(obs).to(as_device(device)).permute(0, 3, 1, 2)           # uint8 moves to the device: 4x less to copy
+    """uint8 observations (N, H, W, C) -> float32 (N, C, H, W): in [0, 1], or standardised when
+    `mean`, `std` (> 0) are given."""
+    if (mean is None) != (std is None):
+        raise DisentlitError("to_float: give both mean and std, or neither")
+    if mean is not None and not (np.isfinite(mean).all() and np.isfinite(std).all()
+                                 and (np.asarray(std) > 0).all()):
+        raise DisentlitError("to_float: mean must be finite and std finite and > 0 per channel, "
+                             f"got mean {np.asarray(mean).tolist()} "
+                             f"and std {np.asarray(std).tolist()}")
+    # uint8 moves to the device: 4x less to copy
+    u8 = torch.from_numpy(obs).to(as_device(device)).permute(0, 3, 1, 2)
     x = torch.empty(u8.shape, dtype=torch.float32, device=u8.device).copy_(u8)
     if mean is None: return x.mul_(1 / 255)
-    per_channel = lambda v: torch.as_tensor(v, dtype=torch.float32, device=x.device).reshape(-1, 1, 1)
-    return x.mul_(per_channel(1 / (255 * np.asarray(std)))).add_(per_channel(-np.asarray(mean) / np.asarray(std)))
+    per_channel = lambda v: torch.as_tensor(v, dtype=torch.float32,
+                                            device=x.device).reshape(-1, 1, 1)
+    return (x.mul_(per_channel(1 / (255 * np.asarray(std))))
+             .add_(per_channel(-np.asarray(mean) / np.asarray(std))))
 
 # %% ../nbs/01b_data.ipynb #468f0a59
 def channel_moments(
@@ -218,75 +244,94 @@ def channel_moments(
     chunk: int = 1024, # observations per step of the pass
     progress: bool = False, # show a progress bar
 ) -> dict:
-    "One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std, values in [0, 1]."
+    """One exact streamed pass: per-channel mean, global std and mean per-image (unbiased) std,
+    values in [0, 1]."""
     if check_count(chunk, "chunk") < 1: raise DisentlitError(f"chunk must be >= 1, got {chunk}")
     H, W, C = data.obs_shape
     n = H * W
-    chunk = max(1, min(chunk, (256 << 20) // (8 * n * C)))        # at most 256 MB of float64 at a time
+    chunk = max(1, min(chunk, (256 << 20) // (8 * n * C)))     # at most 256 MB of float64 at a time
     s1, s2, s_img = (torch.zeros(C, dtype=torch.float64) for _ in range(3))
-    for start in progress_bar(range(0, len(data), chunk), disable=not progress, desc=f"stats {data.name}",
-                              unit_scale=chunk):
+    for start in progress_bar(range(0, len(data), chunk), disable=not progress,
+                              desc=f"stats {data.name}", unit_scale=chunk):
         obs = torch.from_numpy(data.obs(np.arange(start, min(start + chunk, len(data)))))
-        x = obs.permute(0, 3, 1, 2).reshape(len(obs), C, n).to(torch.float64)    # integers 0..255: sums are exact
+        # integers 0..255: sums are exact
+        x = obs.permute(0, 3, 1, 2).reshape(len(obs), C, n).to(torch.float64)
         t1, t2 = x.sum(-1), torch.einsum("ncp,ncp->nc", x, x)
         s1 += t1.sum(0); s2 += t2.sum(0)
         s_img += ((t2 - t1 ** 2 / n) / (n - 1)).clamp_min(0).sqrt().sum(0)
     N = len(data)
     mean = s1 / (N * n)
-    return dict(mean=(mean / 255).tolist(), std_global=((s2 / (N * n) - mean ** 2).clamp_min(0).sqrt() / 255).tolist(),
+    return dict(mean=(mean / 255).tolist(),
+                std_global=((s2 / (N * n) - mean ** 2).clamp_min(0).sqrt() / 255).tolist(),
                 std_per_image=(s_img / N / 255).tolist())
 
 # %% ../nbs/01b_data.ipynb #d6d61f1a
 def _stats_key(data: GroundTruthData) -> str:
-    spec = json.dumps(dict(name=data.name, params=data.params, sizes=data.sizes, shape=data.obs_shape), sort_keys=True,
-                      default=str)
+    spec = json.dumps(dict(name=data.name, params=data.params, sizes=data.sizes,
+                           shape=data.obs_shape), sort_keys=True, default=str)
     return f"{data.name}-{hashlib.sha1(spec.encode()).hexdigest()[:12]}"
+
+# %% ../nbs/01b_data.ipynb #8e6e17d2
+_MOMENTS = ("mean", "std_global", "std_per_image")
 
 def _valid_moments(m, channels: int) -> bool:
     "Whether `m` holds the three moments as lists of `channels` finite numbers in [0, 1]."
-    ok = lambda v: not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and 0 <= v <= 1
-    return isinstance(m, dict) and all(isinstance(m.get(k), list) and len(m[k]) == channels and all(map(ok, m[k]))
-                                       for k in _MOMENTS)
+    ok = lambda v: (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+                    and 0 <= v <= 1)
+    return isinstance(m, dict) and all(isinstance(m.get(k), list) and len(m[k]) == channels
+                                       and all(map(ok, m[k])) for k in _MOMENTS)
 
-_MOMENTS = ("mean", "std_global", "std_per_image")
-
+# %% ../nbs/01b_data.ipynb #c2ab3f90
 def _moments_checksum(m: dict) -> str:
-    "The SHA-256 of the three moments' canonical JSON: what a statistics cache file records of its numbers."
-    return hashlib.sha256(json.dumps({k: m[k] for k in _MOMENTS}, sort_keys=True).encode()).hexdigest()
+    """The SHA-256 of the three moments' canonical JSON: what a statistics cache file records of its
+    numbers."""
+    return hashlib.sha256(json.dumps({k: m[k] for k in _MOMENTS},
+                                     sort_keys=True).encode()).hexdigest()
 
+# %% ../nbs/01b_data.ipynb #88a39d92
 def _read_moments(path: Path, channels: int) -> dict | None:
-    "The moments a statistics cache file holds, if it is whole and unchanged (its checksum matches); else None."
+    """The moments a statistics cache file holds, if it is whole and unchanged (its checksum
+    matches); else None."""
     try: m = parse_json(read_file(path, "statistics cache", 2 ** 20), "statistics cache", path)
-    except DisentlitError: return None                       # damaged, replaced, never ours: computed again
+    except DisentlitError: return None               # damaged, replaced, never ours: computed again
     if not _valid_moments(m, channels) or m.get("sha256") != _moments_checksum(m): return None
     return {k: m[k] for k in _MOMENTS}
 
+# %% ../nbs/01b_data.ipynb #9cdda118
 def _write_moments(path: Path, m: dict, data: GroundTruthData):
-    "Cache the moments `m` of `data` at `path` with their checksum; a folder that cannot be written: a warning."
-    text = json.dumps(dict(m, sha256=_moments_checksum(m), dataset=data.name, params=data.params), default=str)
+    """Cache the moments `m` of `data` at `path` with their checksum; a folder that cannot be
+    written: a warning."""
+    text = json.dumps(dict(m, sha256=_moments_checksum(m), dataset=data.name, params=data.params),
+                      default=str)
     try:
-        with writing(path.parent, "statistics cache folder"): path.parent.mkdir(parents=True, exist_ok=True)
+        with writing(path.parent, "statistics cache folder"):
+            path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, lambda p: p.write_text(text), "statistics cache")
-    except DisentlitError as e: warnings.warn(f"{e}; the statistics were computed but not cached", stacklevel=3)
+    except DisentlitError as e:
+        warnings.warn(f"{e}; the statistics were computed but not cached", stacklevel=3)
 
+# %% ../nbs/01b_data.ipynb #a1dfad3f
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
-    """Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None: stream every
-    observation)."""
+    """Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None:
+    stream every observation)."""
     return None
 
+# %% ../nbs/01b_data.ipynb #ba696fae
 @patch
 def moments(self: GroundTruthData,
             cache: bool = True, # read and write the cache file under `data_dir()`
             progress: bool = False, # show a progress bar while streaming
            ) -> dict:
-    """`channel_moments` of this dataset: in closed form where it has one, else computed once and cached in memory and
-    on disk."""
+    """`channel_moments` of this dataset: in closed form where it has one, else computed once and
+    cached in memory and on disk."""
     if getattr(self, "_moments", None) is not None: return self._moments
     if (exact := self._exact_moments()) is not None: self._moments = exact; return exact
     path = data_dir() / "stats" / f"{_stats_key(self)}.json"
-    if cache and (m := _read_moments(path, self.obs_shape[-1])) is not None: self._moments = m; return m
-    self._moments = channel_moments(self, progress=progress)     # no cache, or a damaged or edited one: recomputed
+    if cache and (m := _read_moments(path, self.obs_shape[-1])) is not None:
+        self._moments = m; return m
+    # no cache, or a damaged or edited one: recomputed
+    self._moments = channel_moments(self, progress=progress)
     if cache: _write_moments(path, self._moments, self)
     return self._moments
 
@@ -295,39 +340,47 @@ STATS_CONVENTIONS = ("per_image", "global")
 
 @patch
 def channel_stats(self: GroundTruthData,
-                  convention: str = "per_image", # 'per_image' (Table A2) or 'global' (over all pixels)
+                  # 'per_image' (Table A2) or 'global' (over all pixels)
+                  convention: str = "per_image",
                   cache: bool = True, # read and write the cache file under `data_dir()`
                   progress: bool = False, # show a progress bar while streaming
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention` 'per_image' (Table A2) or
-    'global'."""
+    """Exact per-channel mean and std over the whole dataset (values in [0, 1]); `convention`
+    'per_image' (Table A2) or 'global'."""
     if convention not in STATS_CONVENTIONS:
-        raise DisentlitError(f"unknown convention {convention!r}; accepted: {', '.join(STATS_CONVENTIONS)}")
+        raise DisentlitError(f"unknown convention {convention!r}; accepted: "
+                             f"{', '.join(STATS_CONVENTIONS)}")
     m = self.moments(cache, progress)
     return np.array(m["mean"]), np.array(m[f"std_{convention}"])
 
 # %% ../nbs/01b_data.ipynb #abcd582b
 @patch
-def _float_obs(self: GroundTruthData, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
-    "Hook: float observations (N, C, H, W) of validated indices; datasets that can draw floats directly override it."
+def _float_obs(self: GroundTruthData, idx: np.ndarray, device=None, mean=None,
+               std=None) -> torch.Tensor:
+    """Hook: float observations (N, C, H, W) of validated indices; datasets that can draw floats
+    directly override it."""
     return to_float(self._obs(idx), device, mean, std)
 
 @patch
 def batch(self: GroundTruthData,
           idx, # indices of the observations
-          standardise: bool = False, # standardise each channel with `channel_stats()`, else values in [0, 1]
+          # standardise each channel with `channel_stats()`, else values in [0, 1]
+          standardise: bool = False,
           device=None, # where the tensor goes
          ) -> torch.Tensor:
-    "Float tensor (N, C, H, W) of the observations at `idx`: in [0, 1], or standardised per channel."
+    """Float tensor (N, C, H, W) of the observations at `idx`: in [0, 1], or standardised per
+    channel."""
     idx, device = self.check_idx(np.atleast_1d(idx)).reshape(-1), as_device(device)
     if not standardise: return self._float_obs(idx, device)
     mean, std = self.channel_stats()
-    return self._float_obs(idx, device, mean, np.where(std > 0, std, 1.0))   # a constant channel is only centred
+    # a constant channel is only centred
+    return self._float_obs(idx, device, mean, np.where(std > 0, std, 1.0))
 
 # %% ../nbs/01b_data.ipynb #f9a50806
 @patch
 def _exact_moments(self: XYSquares) -> dict | None:
-    if not self.rgb and self.num_squares > 1: return None          # white squares may overlap: no closed form
+    # white squares may overlap: no closed form
+    if not self.rgb and self.num_squares > 1: return None
     n, a = self.image_size ** 2, self.square_size ** 2
     lit = [a if c < self.num_squares else 0 for c in range(self.obs_shape[-1])]
     mean = [k / n for k in lit]
@@ -337,24 +390,29 @@ def _exact_moments(self: XYSquares) -> dict | None:
 # %% ../nbs/01b_data.ipynb #86593d78
 @patch
 def _render(self: XYSquares, pos: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
-    """Float observations (N, C, H, W) of positions `pos` (N, F), a tensor on the device to draw on: background `lo`,
-    squares `hi` (C,)."""
-    device, C, N, S, size = pos.device, self.obs_shape[-1], len(pos), self.num_squares, self.square_size
+    """Float observations (N, C, H, W) of positions `pos` (N, F), a tensor on the device to draw on:
+    background `lo`, squares `hi` (C,)."""
+    device, C, N, S, size = (pos.device, self.obs_shape[-1], len(pos), self.num_squares,
+                             self.square_size)
     x = lo.view(1, C, 1, 1).expand(N, C, self.image_size, self.image_size).contiguous()
-    corner = self.offset + pos * self.grid_spacing                                  # (N, 2S): x, y of each square
+    corner = self.offset + pos * self.grid_spacing                    # (N, 2S): x, y of each square
     span = torch.arange(size, device=device)
     rows, cols = corner[:, 1::2, None] + span, corner[:, 0::2, None] + span          # (N, S, size)
-    ch = torch.arange(S, device=device) if self.rgb else torch.zeros(S, dtype=torch.long, device=device)
-    where = (torch.arange(N, device=device).view(N, 1, 1, 1), ch.view(1, S, 1, 1), rows[..., None], cols[:, :, None, :])
+    ch = (torch.arange(S, device=device) if self.rgb
+          else torch.zeros(S, dtype=torch.long, device=device))
+    where = (torch.arange(N, device=device).view(N, 1, 1, 1), ch.view(1, S, 1, 1), rows[..., None],
+             cols[:, :, None, :])
     return x.index_put_(where, hi[ch].view(1, S, 1, 1).expand(N, S, size, size))
 
 # %% ../nbs/01b_data.ipynb #a7b97b98
 def _levels(mean, std, C: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-    "The values of a pixel at 0 and at 1 per channel (C,): raw, or standardised by `mean` and `std`."
+    """The values of a pixel at 0 and at 1 per channel (C,): raw, or standardised by `mean` and
+    `std`."""
     mean, std = (np.zeros(C), np.ones(C)) if mean is None else (np.asarray(mean), np.asarray(std))
     as_t = lambda v: torch.as_tensor(np.asarray(v, dtype=np.float32), device=device)
     return as_t(-mean / std), as_t((1 - mean) / std)
 
+# %% ../nbs/01b_data.ipynb #38ec47da
 @patch
 def _float_obs(self: XYSquares, idx: np.ndarray, device=None, mean=None, std=None) -> torch.Tensor:
     return self._render(torch.as_tensor(self.idx_to_pos(idx), device=device),
@@ -362,24 +420,26 @@ def _float_obs(self: XYSquares, idx: np.ndarray, device=None, mean=None, std=Non
 
 # %% ../nbs/01b_data.ipynb #c9aed862
 class DeviceData:
-    """A dataset's sampling and batches on one device, driven by a torch generator there: a training step does no host
-    work."""
+    """A dataset's sampling and batches on one device, driven by a torch generator there: a training
+    step does no host work."""
     def __init__(self,
                  data: GroundTruthData, # the dataset
                  device=None, # the training device (default: the CPU)
-                 max_bytes: int = 16 << 30): # the most a copy of the observations may take on the device
+                 # the most a copy of the observations may take on the device
+                 max_bytes: int = 16 << 30):
         self.data, self.device = data, as_device(device)
         check_count(max_bytes, "max_bytes")
-        self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes, data.obs_shape,
-                                                                   data.name)
+        self.num_factors, self.sizes, self.obs_shape, self.name = (data.num_factors, data.sizes,
+                                                                   data.obs_shape, data.name)
         self._sizes = torch.as_tensor(data._sizes, device=self.device)
         self._strides = torch.as_tensor(data._strides, device=self.device)
         self._levels, self.table = {}, None
-        if data._render is None:                               # no renderer on the device: its observations, once
+        if data._render is None:                 # no renderer on the device: its observations, once
             H, W, C = data.obs_shape
             if len(data) * H * W * C > max_bytes:
-                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB on the device, "
-                                     f"more than max_bytes={max_bytes / 2**30:.1f} GiB; train it with resident=False")
+                raise DisentlitError(f"{data.name} needs {len(data) * H * W * C / 2**30:.1f} GiB "
+                                     f"on the device, more than max_bytes={max_bytes / 2**30:.1f} "
+                                     "GiB; train it with resident=False")
             self.table = torch.empty((len(data), C, H, W), dtype=torch.uint8, device=self.device)
             for s in range(0, len(data), 65536):
                 chunk = torch.from_numpy(data.obs(np.arange(s, min(s + 65536, len(data)))))
@@ -387,7 +447,8 @@ class DeviceData:
 
     def __len__(self) -> int: return len(self.data)
     def pos_to_idx(self, pos: torch.Tensor) -> torch.Tensor: return (pos * self._strides).sum(-1)
-    def idx_to_pos(self, idx: torch.Tensor) -> torch.Tensor: return idx[..., None] // self._strides % self._sizes
+    def idx_to_pos(self, idx: torch.Tensor) -> torch.Tensor:
+        return idx[..., None] // self._strides % self._sizes
 
     def sample_idx(self,
                    n: int, # how many indices
@@ -403,34 +464,41 @@ def batch(self: DeviceData,
           standardise: bool = False, # standardise each channel as `data.batch` does
           device=None, # unused: the batch is on the device already (the dataset's `batch` takes it)
          ) -> torch.Tensor:
-    "Float observations (N, C, H, W) at `idx` (a tensor on the device), in [0, 1] or standardised as `data.batch`."
+    """Float observations (N, C, H, W) at `idx` (a tensor on the device), in [0, 1] or standardised
+    as `data.batch`."""
     if standardise not in self._levels:
         mean, std = self.data.channel_stats() if standardise else (None, None)
         if std is not None: std = np.where(std > 0, std, 1.0)
         self._levels[standardise] = _levels(mean, std, self.obs_shape[-1], self.device)
     lo, hi = self._levels[standardise]
     if self.table is None: return self.data._render(self.idx_to_pos(idx), lo, hi)
-    x = self.table[idx].float()                                     # value v in 0..255 -> lo + (hi - lo) * v / 255
+    x = self.table[idx].float()                      # value v in 0..255 -> lo + (hi - lo) * v / 255
     return x.mul_(((hi - lo) / 255).view(1, -1, 1, 1)).add_(lo.view(1, -1, 1, 1))
 
 # %% ../nbs/01b_data.ipynb #8323f6bb
 @patch
 def sample_pairs(self: DeviceData,
                  n: int, # how many pairs
-                 k: int | None, # how many factors differ in each pair; None: uniform in 1..F per pair
+                 # how many factors differ in each pair; None: uniform in 1..F per pair
+                 k: int | None,
                  generator: torch.Generator, # a torch generator on the device
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "`n` pairs of positions differing in exactly `k` factors (uniform in 1..F per pair when None), as `sample_pairs`."
+    """`n` pairs of positions differing in exactly `k` factors (uniform in 1..F per pair when None),
+    as `sample_pairs`."""
     varying = self._sizes > 1
     k_max = int(varying.sum())
-    if k is None: k = torch.randint(1, k_max + 1, (int(n), 1), generator=generator, device=self.device)
+    if k is None:
+        k = torch.randint(1, k_max + 1, (int(n), 1), generator=generator, device=self.device)
     elif not 1 <= k <= k_max:
-        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
+        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), "
+                             f"got {k}")
     a = self.idx_to_pos(self.sample_idx(n, generator))
-    keys = torch.rand((int(n), self.num_factors), generator=generator, device=self.device).masked_fill(~varying, 2.0)
-    change = keys.argsort(1).argsort(1) < k                         # the k first varying factors in a random order
+    keys = torch.rand((int(n), self.num_factors), generator=generator,
+                      device=self.device).masked_fill(~varying, 2.0)
+    change = keys.argsort(1).argsort(1) < k          # the k first varying factors in a random order
     size = self._sizes.clamp_min(2)
-    step = 1 + (torch.rand(a.shape, generator=generator, device=self.device) * (size - 1)).long().clamp_max(size - 2)
+    step = 1 + (torch.rand(a.shape, generator=generator, device=self.device)
+                * (size - 1)).long().clamp_max(size - 2)
     return a, torch.where(change, (a + step) % size, a)
 
 # %% ../nbs/01b_data.ipynb #f9981d2f
@@ -455,7 +523,8 @@ def plot_traversals(
             ax = axes[r, i]
             ax.set_xticks([]); ax.set_yticks([])
             if r < len(imgs):
-                ax.imshow(imgs[r].squeeze(-1) if imgs.shape[-1] == 1 else imgs[r], cmap="gray", vmin=0, vmax=255)
+                ax.imshow(imgs[r].squeeze(-1) if imgs.shape[-1] == 1 else imgs[r], cmap="gray",
+                          vmin=0, vmax=255)
             else: ax.axis("off")
         axes[0, i].set_title(data.names[i], fontsize=8)
     fig.suptitle(title or f"{data.name}: factor traversals", fontsize=10)
@@ -469,7 +538,8 @@ def xysquares_one_at_a_time(
     standardise: bool = True, # standardise with the dataset's `channel_stats()`
 ) -> torch.Tensor:
     "Baseline: draw each XYSquares observation on its own with slices, then stack (for benchmarks)."
-    mean, std = data.channel_stats() if standardise else (np.zeros(data.obs_shape[-1]), np.ones(data.obs_shape[-1]))
+    mean, std = data.channel_stats() if standardise else (np.zeros(data.obs_shape[-1]),
+                                                          np.ones(data.obs_shape[-1]))
     out = []
     for i in idx:
         img = np.zeros(data.obs_shape, dtype=np.uint8)

@@ -27,8 +27,8 @@ import torch
 import torch.nn.functional as F
 from fastcore.basics import patch
 
-from .core import (atomic_path, atomic_write, ChecksumError, CorruptFile, data_dir, DatasetNotFound,
-                            DisentlitError)
+from .core import (atomic_path, atomic_write, ChecksumError, CorruptFile, data_dir,
+                            DatasetNotFound, DisentlitError)
 from .data import GroundTruthData
 
 # %% auto #0
@@ -41,7 +41,8 @@ __all__ = ['NORB_TRAIN', 'NORB_TEST', 'SOURCES', 'CACHE_VERSION', 'DSPRITES_NAME
 # %% ../nbs/01c_data_files.ipynb #795d6474
 @dataclass(frozen=True)
 class RawFile:
-    "One official source file: where to download it and the checksum it must have ('md5:...' or 'sha256:...')."
+    """One official source file: where to download it and the checksum it must have ('md5:...' or
+    'sha256:...')."""
     filename: str # the file's official name
     url: str # where it is downloaded from
     checksum: str # 'md5:<hex>' or 'sha256:<hex>', as published
@@ -55,7 +56,8 @@ class RawFile:
 # %% ../nbs/01c_data_files.ipynb #ae86143e
 _NORB = "https://cs.nyu.edu/~ylclab/data/norb-v1.0-small/"
 _MPI3D = "https://storage.googleapis.com/disentanglement_dataset/Final_Dataset/"
-NORB_TRAIN, NORB_TEST = "smallnorb-5x46789x9x18x6x2x96x96-training", "smallnorb-5x01235x9x18x6x2x96x96-testing"
+NORB_TRAIN, NORB_TEST = ("smallnorb-5x46789x9x18x6x2x96x96-training",
+                         "smallnorb-5x01235x9x18x6x2x96x96-testing")
 
 SOURCES: dict[str, tuple[RawFile, ...]] = {
     "dsprites": (RawFile("dsprites_ndarray_co1sh3sc6or40x32y32_64x64.npz",
@@ -64,19 +66,29 @@ SOURCES: dict[str, tuple[RawFile, ...]] = {
         "md5:7da33b31b13a06f4b04a70402ce90c2e"),),
     "shapes3d": (RawFile("3dshapes.h5", "https://storage.googleapis.com/3d-shapes/3dshapes.h5",
         "sha256:0a0f6ed98baff276a50f3a081a7434d788da63cb135a98189b2a5b5769be1785", 267573662),),
-    "cars3d": (RawFile("nips2015-analogy-data.tar.gz", "http://www.scottreed.info/files/nips2015-analogy-data.tar.gz",
+    "cars3d": (RawFile("nips2015-analogy-data.tar.gz",
+                       "http://www.scottreed.info/files/nips2015-analogy-data.tar.gz",
         "md5:4e866a7919c1beedf53964e6f7a23686"),),
-    "smallnorb": tuple(RawFile(f"{stem}-{part}.mat.gz", f"{_NORB}{stem}-{part}.mat.gz", f"sha256:{sha}", size)
+    "smallnorb": tuple(RawFile(f"{stem}-{part}.mat.gz", f"{_NORB}{stem}-{part}.mat.gz",
+                               f"sha256:{sha}", size)
         for stem, part, sha, size in [
-            (NORB_TRAIN, "dat", "5ffd6272a07d32695ee1082a26a41a93a37aab8c28da047f8c34ed348d214873", 131896188),
-            (NORB_TRAIN, "cat", "2784e542c1922060691090952b6cd6278879a216c90f81476f0f00256d42cdaa", 348),
-            (NORB_TRAIN, "info", "de7eb932ebe7a4ee16217fead60660d0eb3d23632c2f4d1c51f88c501c17bf32", 71052),
-            (NORB_TEST, "dat", "cf7104eed3e51174d2f65b66d1e5878b9da233b886f161b0d88f4510ba2c7474", 130799817),
-            (NORB_TEST, "cat", "ecaf6d5bb8c3bc5eab9cf0258f6d2198dd474e016e374836fc097f2e5ff509ff", 347),
-            (NORB_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2", 10428)]),
+            (NORB_TRAIN, "dat", "5ffd6272a07d32695ee1082a26a41a93a37aab8c28da047f8c34ed348d214873",
+             131896188),
+            (NORB_TRAIN, "cat", "2784e542c1922060691090952b6cd6278879a216c90f81476f0f00256d42cdaa",
+             348),
+            (NORB_TRAIN, "info", "de7eb932ebe7a4ee16217fead60660d0eb3d23632c2f4d1c51f88c501c17bf32",
+             71052),
+            (NORB_TEST, "dat", "cf7104eed3e51174d2f65b66d1e5878b9da233b886f161b0d88f4510ba2c7474",
+             130799817),
+            (NORB_TEST, "cat", "ecaf6d5bb8c3bc5eab9cf0258f6d2198dd474e016e374836fc097f2e5ff509ff",
+             347),
+            (NORB_TEST, "info", "16adf314226327ee006d1a44db8cfef52773c06c829951d5653a9f6f310248a2",
+             10428)]),
     # MPI3D: no published checksums; the MD5 of each whole file as nmichlo/disent records them
-    **{f"mpi3d_{s}": (RawFile(f"mpi3d_{s}.npz", f"{_MPI3D}mpi3d_{s}.npz", f"md5:{md5}"),) for s, md5 in [
-        ("toy", "55889cb7c7dfc655d6e0277beee88868"), ("realistic", "59a6225b88b635365f70c91b3e52f70f"),
+    **{f"mpi3d_{s}": (RawFile(f"mpi3d_{s}.npz", f"{_MPI3D}mpi3d_{s}.npz", f"md5:{md5}"),)
+       for s, md5 in [
+        ("toy", "55889cb7c7dfc655d6e0277beee88868"),
+        ("realistic", "59a6225b88b635365f70c91b3e52f70f"),
         ("real", "0f33f609918fb5c97996692f91129802")]},
 }
 
@@ -99,9 +111,11 @@ def verify(
     "`path` if it has the size and checksum of `spec`, else `ChecksumError`."
     path = Path(path)
     if spec.size is not None and (got := path.stat().st_size) != spec.size:
-        raise ChecksumError(f"{path}: size mismatch for {spec.filename}: expected {spec.size} bytes, got {got}")
+        raise ChecksumError(f"{path}: size mismatch for {spec.filename}: expected {spec.size} "
+                            f"bytes, got {got}")
     if (got := file_hash(path, spec.algorithm)) != spec.digest:
-        raise ChecksumError(f"{path}: {spec.algorithm} mismatch for {spec.filename}: expected {spec.digest}, got {got}")
+        raise ChecksumError(f"{path}: {spec.algorithm} mismatch for {spec.filename}: expected "
+                            f"{spec.digest}, got {got}")
     return path
 
 # %% ../nbs/01c_data_files.ipynb #464bf8be
@@ -128,7 +142,8 @@ def read_rows(
     ds, # an h5py dataset (or any array that slices)
     idx, # row indices, in any order, with repeats
 ) -> np.ndarray:
-    "Rows `idx` (any order, repeats allowed) of an h5py dataset, reading each run of consecutive rows once."
+    """Rows `idx` (any order, repeats allowed) of an h5py dataset, reading each run of consecutive
+    rows once."""
     u, inv = np.unique(np.asarray(idx, dtype=np.int64).reshape(-1), return_inverse=True)
     out = np.empty((len(u), *ds.shape[1:]), dtype=ds.dtype)
     if len(u):
@@ -143,7 +158,8 @@ def _record_path(path: Path) -> Path: return Path(f"{path}.sha256")
 def record_cache(
     path: str | Path, # a finished cache
 ) -> dict: # the record: sha256, size, mtime_ns
-    "Record the checksum, size and modification time of a cache in `<path>.sha256` (JSON, written atomically)."
+    """Record the checksum, size and modification time of a cache in `<path>.sha256` (JSON, written
+    atomically)."""
     path = Path(path)
     st = path.stat()
     rec = dict(sha256=file_hash(path), size=st.st_size, mtime_ns=st.st_mtime_ns)
@@ -162,14 +178,15 @@ def writing_cache(
     channels: int, # C of an observation
     size: int = 64, # H = W of an observation
 ):
-    """Yield the `obs` dataset of a new cache, written to a temporary file (`atomic_path`) that becomes `path` only if
-    the block succeeds."""
+    """Yield the `obs` dataset of a new cache, written to a temporary file (`atomic_path`) that
+    becomes `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
-        f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)), version=CACHE_VERSION)
-        yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels), dtype=np.uint8,
-                               chunks=(1, size, size, channels), compression="gzip")
+        f.attrs.update(dataset=name, names=list(names), sizes=list(map(int, sizes)),
+                       version=CACHE_VERSION)
+        yield f.create_dataset("obs", shape=(math.prod(sizes), size, size, channels),
+                               dtype=np.uint8, chunks=(1, size, size, channels), compression="gzip")
     record_cache(path)
 
 # %% ../nbs/01c_data_files.ipynb #101a2fc1
@@ -179,7 +196,8 @@ def copy_in_order(
     rows: Callable, # source rows (an index array) -> their observations (n, H, W, C) as uint8
     block: int, # observations converted and written at a time
 ):
-    "Fill `obs` so that observation `i` is the source's row `order[i]`, `block` observations at a time."
+    """Fill `obs` so that observation `i` is the source's row `order[i]`, `block` observations at a
+    time."""
     for s in range(0, len(order), block): obs[s:s + block] = rows(order[s:s + block])
 
 # %% ../nbs/01c_data_files.ipynb #ce4c0cfa
@@ -197,19 +215,21 @@ def reading(
     except DisentlitError: raise
     except _READ_ERRORS as e:
         detail = " ".join(str(e).split())[:200]
-        raise CorruptFile(f"{path}: not a valid {what} ({type(e).__name__}: {detail}); replace it and run "
-                          f"`disentlit datasets --prepare {name} --force`") from None
+        raise CorruptFile(f"{path}: not a valid {what} ({type(e).__name__}: {detail}); replace it "
+                          f"and run `disentlit datasets --prepare {name} --force`") from None
 
 # %% ../nbs/01c_data_files.ipynb #018f283c
 def check_cache(
     path: str | Path, # the cache
     name: str, # its dataset, for the command that rebuilds it
-    thorough: bool = False, # always compare the checksum (and read every chunk of an unrecorded cache)
+    # always compare the checksum (and read every chunk of an unrecorded cache)
+    thorough: bool = False,
 ) -> str: # 'ok' or 'unrecorded'
-    """'ok' if the cache at `path` still has the checksum recorded when it was made, else `CorruptFile`; 'unrecorded'
-    for a cache of an older disentlit that has no record (`thorough`: every chunk is read, and then its checksum
-    recorded). Unless `thorough`, a file whose size and modification time are as recorded is taken as unchanged without
-    reading it; any change is checked against the checksum."""
+    """'ok' if the cache at `path` still has the checksum recorded when it was made, else
+    `CorruptFile`; 'unrecorded' for a cache of an older disentlit that has no record (`thorough`:
+    every chunk is read, and then its checksum recorded). Unless `thorough`, a file whose size
+    and modification time are as recorded is taken as unchanged without reading it; any change is
+    checked against the checksum."""
     path, rec_path = Path(path), _record_path(Path(path))
     try: rec = json.loads(rec_path.read_text()); assert {"sha256", "size", "mtime_ns"} <= set(rec)
     except FileNotFoundError:
@@ -220,10 +240,12 @@ def check_cache(
         return "unrecorded"
     except (ValueError, AssertionError, RecursionError, TypeError): rec = {}
     st = path.stat()
-    if not thorough and (st.st_size, st.st_mtime_ns) == (rec.get("size"), rec.get("mtime_ns")): return "ok"
+    if not thorough and (st.st_size, st.st_mtime_ns) == (rec.get("size"), rec.get("mtime_ns")):
+        return "ok"
     if rec.get("sha256") != file_hash(path):
-        raise CorruptFile(f"{path}: the file changed since it was made (its checksum differs from the one recorded in "
-                          f"{rec_path.name}); rebuild it with `disentlit datasets --prepare {name} --force`")
+        raise CorruptFile(f"{path}: the file changed since it was made (its checksum differs from "
+                          f"the one recorded in {rec_path.name}); rebuild it with "
+                          f"`disentlit datasets --prepare {name} --force`")
     if st.st_mtime_ns != rec["mtime_ns"]: record_cache(path)       # touched, not changed
     return "ok"
 
@@ -234,18 +256,20 @@ def factor_order(
     sizes: Sequence[int], # the number of distinct values each factor must have
     path, # the source file, for messages
 ) -> np.ndarray:
-    "Row order that sorts observations with factor `labels` (N, F) into C order; `CorruptFile` if not a full grid."
+    """Row order that sorts observations with factor `labels` (N, F) into C order; `CorruptFile` if
+    not a full grid."""
     labels = np.asarray(labels)
     if labels.ndim != 2 or labels.shape[1] != len(sizes):
         raise CorruptFile(f"{path}: expected labels of shape (N, {len(sizes)}), got {labels.shape}")
     if len(labels) != math.prod(sizes):
-        raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes {tuple(sizes)}, "
-                          f"got {len(labels)}")
+        raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes "
+                          f"{tuple(sizes)}, got {len(labels)}")
     ranks = []
     for name, size, col in zip(names, sizes, labels.T):
         values, rank = np.unique(col, return_inverse=True)
         if len(values) != size:
-            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, expected {size}")
+            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, "
+                              f"expected {size}")
         ranks.append(rank.reshape(-1))
     idx = np.ravel_multi_index(ranks, sizes)
     if np.bincount(idx, minlength=len(idx)).max() > 1:
@@ -257,7 +281,8 @@ def resize_images(
     x: np.ndarray, # uint8 images (N, H, W, C)
     size: int = 64, # the side of the result
 ) -> np.ndarray:
-    "Bilinear (antialiased) resize of uint8 images (N, H, W, C) to (N, size, size, C), rounded to uint8."
+    """Bilinear (antialiased) resize of uint8 images (N, H, W, C) to (N, size, size, C), rounded to
+    uint8."""
     if x.shape[1:3] == (size, size): return x
     t = torch.from_numpy(np.ascontiguousarray(x)).permute(0, 3, 1, 2).float()
     t = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
@@ -267,7 +292,8 @@ def resize_images(
 def _prepare_hint(name: str, root: Path | None) -> str:
     env = "" if root is None else f"DISENTLIT_DATA={root} "
     return (f"run `{env}disentlit datasets --prepare {name}` to download it, or "
-            f"`{env}disentlit datasets --prepare {name} --source PATH` to convert files you already have")
+            f"`{env}disentlit datasets --prepare {name} --source PATH` to convert files you "
+            "already have")
 
 class FileDataset(GroundTruthData):
     "A ground-truth dataset read from the HDF5 cache made by `prepare`."
@@ -281,27 +307,33 @@ class FileDataset(GroundTruthData):
         self.path = self._path(self.root)
         self._h5 = self._pid = None
         if not self.path.exists():
-            raise DatasetNotFound(f"dataset {self.name!r} is not prepared (no cache at {self.path}): "
-                                  f"{_prepare_hint(self.name, self.root)}")
+            raise DatasetNotFound(f"dataset {self.name!r} is not prepared (no cache at "
+                                  f"{self.path}): {_prepare_hint(self.name, self.root)}")
         check_cache(self.path, self.name)
         with reading(self.path, f"{self.name} cache", self.name), h5py.File(self.path, "r") as f:
-            names, sizes, shape = [str(n) for n in f.attrs["names"]], [int(s) for s in f.attrs["sizes"]], f["obs"].shape
+            names, sizes, shape = ([str(n) for n in f.attrs["names"]],
+                                   [int(s) for s in f.attrs["sizes"]], f["obs"].shape)
             version = f.attrs.get("version")
-        if version != CACHE_VERSION or names != list(self.factor_names) or shape != (math.prod(sizes), *self.obs_shape):
-            raise CorruptFile(f"{self.path}: not a {self.name} cache of version {CACHE_VERSION} (factors {names}, "
-                              f"obs {shape}); rerun `disentlit datasets --prepare {self.name} --force`")
+        if version != CACHE_VERSION or names != list(self.factor_names) \
+                or shape != (math.prod(sizes), *self.obs_shape):
+            raise CorruptFile(f"{self.path}: not a {self.name} cache of version {CACHE_VERSION} "
+                              f"(factors {names}, "
+                              f"obs {shape}); rerun `disentlit datasets --prepare {self.name} "
+                              "--force`")
         super().__init__(names, sizes, self.obs_shape)
 
     @classmethod
     def cache_path(cls,
-                   root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+                   # the folder of the caches (default: `data_dir()`)
+                   root: str | Path | None = None,
                   ) -> Path:
         "Where the cache of this dataset lives under `root` (default `data_dir()`)."
         return Path(root or data_dir()) / f"{cls.name}.h5"
 
     @classmethod
     def cache_files(cls,
-                    root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
+                    # the folder of the caches (default: `data_dir()`)
+                    root: str | Path | None = None,
                    ) -> list[Path]:
         "Every cache that `prepare` makes for this dataset (the main one first)."
         return [cls.cache_path(root)]
@@ -311,7 +343,8 @@ class FileDataset(GroundTruthData):
     @property
     def params(self) -> dict: return dict(root=None if self.root is None else str(self.root))
 
-    def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}   # pickled without its handle
+    # pickled without its handle
+    def __getstate__(self) -> dict: return {**self.__dict__, "_h5": None, "_pid": None}
 
     converter = None   # a subclass's `convert_*` function: (source file, cache, sizes) -> cache
 
@@ -322,7 +355,8 @@ class FileDataset(GroundTruthData):
                 sizes: Sequence[int] | None = None, # the factor sizes (default: the dataset's own)
                ) -> Path:
         "Raw `files` -> the cache under `root`: the class's `converter` on its one source file."
-        if cls.converter is None: raise NotImplementedError(f"{cls.__name__} names no converter and no convert")
+        if cls.converter is None:
+            raise NotImplementedError(f"{cls.__name__} names no converter and no convert")
         return cls.converter(files[0], cls.cache_path(root), sizes or cls.factor_sizes)
 
 # %% ../nbs/01c_data_files.ipynb #685be42a
@@ -336,6 +370,7 @@ def _obs_ds(self: FileDataset):
 def _obs(self: FileDataset, idx: np.ndarray) -> np.ndarray:
     with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)
 
+# %% ../nbs/01c_data_files.ipynb #fa49be39
 @patch
 def close(self: FileDataset):
     "Close the HDF5 file (it reopens on the next read)."
@@ -356,17 +391,20 @@ def convert_dsprites(
     with reading(src, "dSprites .npz", "dsprites"), np.load(src, allow_pickle=False) as npz:
         imgs, classes = npz["imgs"], npz["latents_classes"]
     if imgs.shape[1:] != (64, 64) or classes.shape != (len(imgs), 6):
-        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got {imgs.shape} and "
-                          f"{classes.shape}")
+        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got "
+                          f"{imgs.shape} and {classes.shape}")
     order = factor_order(classes[:, 1:], DSPRITES_NAMES, sizes, src)
     with writing_cache(out, "dsprites", DSPRITES_NAMES, sizes, 1) as obs:
-        copy_in_order(obs, order, lambda i: (imgs[i, :, :, None] > 0).astype(np.uint8) * np.uint8(255), block)
+        copy_in_order(obs, order,
+                      lambda i: (imgs[i, :, :, None] > 0).astype(np.uint8) * np.uint8(255), block)
     return Path(out)
 
 # %% ../nbs/01c_data_files.ipynb #edb327f6
 class DSprites(FileDataset):
-    "dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1 channel."
-    name, factor_names, factor_sizes, obs_shape = "dsprites", DSPRITES_NAMES, DSPRITES_SIZES, (64, 64, 1)
+    """dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1
+    channel."""
+    name, factor_names, factor_sizes, obs_shape = ("dsprites", DSPRITES_NAMES, DSPRITES_SIZES,
+                                                   (64, 64, 1))
     converter = staticmethod(convert_dsprites)
 
 # %% ../nbs/01c_data_files.ipynb #4688852c
@@ -374,10 +412,11 @@ def grid_positions(sizes) -> np.ndarray:
     "All positions of a factor space in C order: (prod(sizes), F)."
     return np.stack(np.unravel_index(np.arange(math.prod(sizes)), sizes), axis=1)
 
+# %% ../nbs/01c_data_files.ipynb #4cbf15c0
 def dsprites_example(folder: Path, sizes, rng) -> Path:
     pos, n = grid_positions(sizes), math.prod(sizes)
     imgs = np.zeros((n, 64, 64), np.uint8)
-    imgs[:, 0, :20] = (np.arange(n)[:, None] >> np.arange(20)) & 1        # index i in the bits of row 0
+    imgs[:, 0, :20] = (np.arange(n)[:, None] >> np.arange(20)) & 1    # index i in the bits of row 0
     classes = np.concatenate([np.zeros((n, 1), np.int64), pos], axis=1)
     perm = rng.permutation(n)
     path = folder / SOURCES["dsprites"][0].filename
@@ -390,7 +429,8 @@ def dsprites_example(folder: Path, sizes, rng) -> Path:
 def dsprites_index(
     obs: np.ndarray, # observations (..., 64, 64, 1) of an example dSprites cache
 ) -> np.ndarray:
-    "The index an example dSprites image encodes in the bits of its first row (see `write_example_source`)."
+    """The index an example dSprites image encodes in the bits of its first row (see
+    `write_example_source`)."""
     return ((obs[..., 0, :20, 0] > 0).astype(np.int64) << np.arange(20)).sum(-1)
 
 # %% ../nbs/01c_data_files.ipynb #b46361d4
@@ -407,8 +447,8 @@ def convert_shapes3d(
     with reading(src, "3D Shapes .h5", "shapes3d"), h5py.File(src, "r") as f:
         images, labels = f["images"], f["labels"][()]
         if images.shape[1:] != (64, 64, 3) or len(images) != len(labels):
-            raise CorruptFile(f"{src}: expected images (N, 64, 64, 3) and N labels, got {images.shape} and "
-                              f"{labels.shape}")
+            raise CorruptFile(f"{src}: expected images (N, 64, 64, 3) and N labels, got "
+                              f"{images.shape} and {labels.shape}")
         order = factor_order(labels, SHAPES3D_NAMES, sizes, src)
         with writing_cache(out, "shapes3d", SHAPES3D_NAMES, sizes, 3) as obs:
             copy_in_order(obs, order, lambda i: read_rows(images, i), block)
@@ -416,8 +456,10 @@ def convert_shapes3d(
 
 # %% ../nbs/01c_data_files.ipynb #792f7c45
 class Shapes3D(FileDataset):
-    "3D Shapes (Burgess and Kim, 2018): floor, wall and object hue, scale, shape and orientation; RGB."
-    name, factor_names, factor_sizes, obs_shape = "shapes3d", SHAPES3D_NAMES, SHAPES3D_SIZES, (64, 64, 3)
+    """3D Shapes (Burgess and Kim, 2018): floor, wall and object hue, scale, shape and orientation;
+    RGB."""
+    name, factor_names, factor_sizes, obs_shape = ("shapes3d", SHAPES3D_NAMES, SHAPES3D_SIZES,
+                                                   (64, 64, 3))
     converter = staticmethod(convert_shapes3d)
 
 # %% ../nbs/01c_data_files.ipynb #364663f5
@@ -425,9 +467,11 @@ _SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30
 
 def shapes3d_example(folder: Path, sizes, rng) -> Path:
     pos, n = grid_positions(sizes), math.prod(sizes)
-    values = np.stack([np.linspace(lo, hi, s)[p] for (lo, hi), s, p in zip(_SHAPES3D_RANGES, sizes, pos.T)], axis=1)
+    values = np.stack([np.linspace(lo, hi, s)[p]
+                       for (lo, hi), s, p in zip(_SHAPES3D_RANGES, sizes, pos.T)], axis=1)
     images = np.zeros((n, 64, 64, 3), np.uint8)
-    images[..., 0], images[..., 1] = (np.arange(n) % 256)[:, None, None], (np.arange(n) // 256)[:, None, None]
+    images[..., 0], images[..., 1] = ((np.arange(n) % 256)[:, None, None],
+                                      (np.arange(n) // 256)[:, None, None])
     perm = rng.permutation(n)
     path = folder / SOURCES["shapes3d"][0].filename
     with h5py.File(path, "w") as f:
@@ -439,6 +483,7 @@ def shapes3d_example(folder: Path, sizes, rng) -> Path:
 def pixel_index(
     obs: np.ndarray, # observations (..., H, W, C) of an example cache
 ) -> np.ndarray:
-    "The index an example image encodes in its top-left pixel: channel 0 + 256 * channel 1 (when present)."
+    """The index an example image encodes in its top-left pixel: channel 0 + 256 * channel 1 (when
+    present)."""
     px = obs[..., 0, 0, :].astype(np.int64)
     return px[..., 0] + (256 * px[..., 1] if px.shape[-1] > 1 else 0)

@@ -18,35 +18,41 @@ __all__ = ['FactorSpace']
 
 # %% ../nbs/01a_factors.ipynb #613a777b
 class FactorSpace:
-    "Factor names and sizes: the set $\\mathcal{Y} = [f_1] \\times \\ldots \\times [f_F]$ of the paper's section 4.1."
+    """Factor names and sizes: the set $\\mathcal{Y} = [f_1] \\times \\ldots \\times [f_F]$ of the
+    paper's section 4.1."""
 
     def __init__(self,
                  names: Sequence[str], # one name per factor, all different
                  sizes: Sequence[int]): # the number of values of each factor, >= 1
-        if isinstance(names, str) or isinstance(sizes, str) or not all(hasattr(v, "__len__") for v in (names, sizes)):
+        if isinstance(names, str) or isinstance(sizes, str) \
+                or not all(hasattr(v, "__len__") for v in (names, sizes)):
             raise DisentlitError(f"names and sizes must be sequences, got {names!r} and {sizes!r}")
         names, sizes = tuple(str(n) for n in names), tuple(sizes)
-        if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) for s in sizes):
+        if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer))
+               for s in sizes):
             raise DisentlitError(f"factor sizes must be whole numbers (int) >= 1, got {sizes}")
         sizes = tuple(int(s) for s in sizes)
         if len(names) != len(sizes) or not names:
-            raise DisentlitError(f"need one size per factor name, got {len(names)} names and {len(sizes)} sizes")
+            raise DisentlitError(f"need one size per factor name, got {len(names)} names and "
+                                 f"{len(sizes)} sizes")
         if len(set(names)) != len(names):
             raise DisentlitError(f"factor names must be unique, got {names}")
         if min(sizes) < 1:
             raise DisentlitError(f"factor sizes must be >= 1, got {sizes}")
         if math.prod(sizes) > MAX_SEED:
-            raise DisentlitError(f"factor sizes {sizes} make {math.prod(sizes):.3g} positions, more than the 2**63-1 "
-                                 "an index can number")
+            raise DisentlitError(f"factor sizes {sizes} make {math.prod(sizes):.3g} positions, "
+                                 "more than the 2**63-1 an index can number")
         self.names, self.sizes = names, sizes
         self._sizes = np.array(sizes, dtype=np.int64)
-        self._strides = np.array([math.prod(sizes[i + 1:]) for i in range(len(sizes))], dtype=np.int64)
+        self._strides = np.array([math.prod(sizes[i + 1:]) for i in range(len(sizes))],
+                                 dtype=np.int64)
 
     @property
     def num_factors(self) -> int: return len(self.sizes)
     def __len__(self) -> int: return math.prod(self.sizes)
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={s}' for n, s in zip(self.names, self.sizes))})"
+        return (f"{type(self).__name__}("
+                f"{', '.join(f'{n}={s}' for n, s in zip(self.names, self.sizes))})")
 
 # %% ../nbs/01a_factors.ipynb #a659371b
 @patch
@@ -67,8 +73,8 @@ def check_pos(self: FactorSpace,
     "`pos` as an int64 array of shape (..., F), or an error saying which values are out of range."
     pos = np.asarray(pos)
     if pos.ndim == 0 or pos.shape[-1] != self.num_factors:
-        raise DisentlitError(f"positions must have shape (..., {self.num_factors}) for factors {self.names}, "
-                             f"got shape {pos.shape}")
+        raise DisentlitError(f"positions must have shape (..., {self.num_factors}) for factors "
+                             f"{self.names}, got shape {pos.shape}")
     if pos.size and not np.issubdtype(pos.dtype, np.integer):
         if not np.all(np.mod(pos, 1) == 0):
             raise DisentlitError(f"positions must be whole numbers, got dtype {pos.dtype}")
@@ -76,8 +82,8 @@ def check_pos(self: FactorSpace,
     bad = (pos < 0) | (pos >= self._sizes)
     if bad.any():
         f = int(np.argwhere(bad)[0][-1])
-        raise DisentlitError(f"position out of range for factor {self.names[f]!r}: accepted 0..{self.sizes[f] - 1}, "
-                             f"got {pos[bad][0]}")
+        raise DisentlitError(f"position out of range for factor {self.names[f]!r}: accepted "
+                             f"0..{self.sizes[f] - 1}, got {pos[bad][0]}")
     return pos
 
 # %% ../nbs/01a_factors.ipynb #b5e513a8
@@ -161,19 +167,24 @@ def _shift(rng: np.random.Generator, values: np.ndarray, sizes: np.ndarray) -> n
     "Move each value to a different one, uniformly among the other `size - 1` (sizes must be >= 2)."
     return (values + rng.integers(1, np.broadcast_to(sizes, values.shape))) % sizes
 
+# %% ../nbs/01a_factors.ipynb #15b8d22a
 @patch
 def sample_pairs(self: FactorSpace,
                  n: int, # how many pairs
-                 k: int | None = None, # how many factors differ in each pair; None: uniform in 1..F per pair
+                 # how many factors differ in each pair; None: uniform in 1..F per pair
+                 k: int | None = None,
                  seed=None, # an integer, None or a numpy Generator
                 ) -> tuple[np.ndarray, np.ndarray]:
-    "`n` pairs of positions differing in exactly `k` factors; `k=None` draws k uniformly from 1..F per pair."
+    """`n` pairs of positions differing in exactly `k` factors; `k=None` draws k uniformly from 1..F
+    per pair."""
     n, rng, varying = check_count(n, "n", 48 * self.num_factors), as_rng(seed), self._sizes > 1
     k_max = int(varying.sum())
-    if k_max == 0: raise DisentlitError("no factor has more than one value, so no two positions differ")
+    if k_max == 0:
+        raise DisentlitError("no factor has more than one value, so no two positions differ")
     if k is None: k = rng.integers(1, k_max + 1, size=int(n))
     elif not 1 <= k <= k_max:
-        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), got {k}")
+        raise DisentlitError(f"k must be in 1..{k_max} (the factors with more than one value), "
+                             f"got {k}")
     a = self.sample_pos(n, rng)
     # rank the varying factors in a random order per pair; the k first ones change
     keys = np.where(varying, rng.random((int(n), self.num_factors)), np.inf)
@@ -185,18 +196,22 @@ def sample_pairs(self: FactorSpace,
 @patch
 def sample_traversal_pairs(self: FactorSpace,
                            n: int, # how many pairs
-                           factor: int | str | None = None, # the factor they differ in; None: a random one per pair
+                           # the factor they differ in; None: a random one per pair
+                           factor: int | str | None = None,
                            seed=None, # an integer, None or a numpy Generator
                           ) -> tuple[np.ndarray, np.ndarray]:
-    "`n` pairs on one traversal: they differ (a != b) in one factor, `factor` or a random one per pair."
-    n, rng, varying = check_count(n, "n", 32 * self.num_factors), as_rng(seed), np.flatnonzero(self._sizes > 1)
+    """`n` pairs on one traversal: they differ (a != b) in one factor, `factor` or a random one per
+    pair."""
+    n, rng, varying = (check_count(n, "n", 32 * self.num_factors), as_rng(seed),
+                       np.flatnonzero(self._sizes > 1))
     if factor is None:
         if not len(varying): raise DisentlitError("no factor has more than one value")
         f = rng.choice(varying, size=int(n))
     else:
         f = np.full(int(n), self.factor_index(factor))
         if self.sizes[f[0]] < 2:
-            raise DisentlitError(f"factor {self.names[f[0]]!r} has one value, so no pair along it differs")
+            raise DisentlitError(f"factor {self.names[f[0]]!r} has one value, "
+                                 "so no pair along it differs")
     a = self.sample_pos(n, rng)
     b = a.copy()
     rows = np.arange(int(n))
