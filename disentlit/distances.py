@@ -38,49 +38,54 @@ def d_gt(
     pos_a, # factor positions (N, F)
     pos_b, # factor positions (N, F)
 ) -> np.ndarray:
-    "Ground-truth distance (equation 5): the L1 distance between factor positions, (N, F) x (N, F) -> (N,)."
+    """Ground-truth distance (equation 5): the L1 distance between factor positions,
+    (N, F) x (N, F) -> (N,)."""
     a, b = np.asarray(pos_a, dtype=np.int64), np.asarray(pos_b, dtype=np.int64)
     try:
         if a.shape[-1:] != b.shape[-1:]: raise ValueError("another number of factors")
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise DisentlitError(f"d_gt needs positions of the same factors (shapes that broadcast), got shapes {a.shape} "
-                             f"and {b.shape}") from None
+        raise DisentlitError("d_gt needs positions of the same factors (shapes that broadcast), "
+                             f"got shapes {a.shape} and {b.shape}") from None
     return np.abs(a - b).sum(-1)
 
 # %% ../nbs/02_distances.ipynb #de1aab46
 Distance = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance, chunk: int,
-                   device) -> np.ndarray:
+def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance,
+                   chunk: int, device) -> np.ndarray:
     "Any distance: render both sides of each chunk as float batches and apply `distance`."
     out = np.empty(len(ia), dtype=np.float64)
     with torch.no_grad():
         for s in range(0, len(ia), chunk):
-            d = distance(data.batch(ia[s:s + chunk], device=device), data.batch(ib[s:s + chunk], device=device))
+            d = distance(data.batch(ia[s:s + chunk], device=device),
+                         data.batch(ib[s:s + chunk], device=device))
             out[s:s + chunk] = d.double().cpu().numpy()
     return out
 
 # %% ../nbs/02_distances.ipynb #e05035d2
-_RUN = 256                    # 255**2 * 256 < 2**24: a run's sum of squared byte differences is exact in float32
+_RUN = 256       # 255**2 * 256 < 2**24: a run's sum of squared byte differences is exact in float32
 
 def _rows_view(u: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
-    "(N, ...) as (N, elements) with the elements in the axis order `order` (a view when memory allows)."
+    """(N, ...) as (N, elements) with the elements in the axis order `order` (a view when memory
+    allows)."""
     return u.transpose(order).reshape(len(u), -1)
 
+# %% ../nbs/02_distances.ipynb #4cbb537b
 def sse_u8(
     ua: np.ndarray, # uint8 observations (N, ...)
     ub: np.ndarray, # uint8 observations of the same shape
     out: np.ndarray | None = None, # a float64 array (N,) to write into
     rows: int = 16, # pairs per block (the block's scratch stays in cache)
 ) -> np.ndarray:
-    """Exact sum of squared differences of each pair of uint8 observations (N, ...) x (N, ...) -> (N,) float64
-    integers."""
+    """Exact sum of squared differences of each pair of uint8 observations
+    (N, ...) x (N, ...) -> (N,) float64 integers."""
     ua, ub = np.asarray(ua), np.asarray(ub)
     if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
-        raise DisentlitError(f"sse_u8 needs two uint8 arrays of one shape (N, ...), got {ua.dtype}{ua.shape} and "
-                             f"{ub.dtype}{ub.shape}")
-    # read both sides in the memory order of `ua` (observations are often channel-first behind an (N, H, W, C) view)
+        raise DisentlitError("sse_u8 needs two uint8 arrays of one shape (N, ...), got "
+                             f"{ua.dtype}{ua.shape} and {ub.dtype}{ub.shape}")
+    # read both sides in the memory order of `ua` (observations are often channel-first behind an
+    # (N, H, W, C) view)
     order = (0, *sorted(range(1, ua.ndim), key=lambda a: -ua.strides[a]))
     ua, ub = _rows_view(ua, order), _rows_view(ub, order)
     n, P = ua.shape
@@ -93,8 +98,9 @@ def sse_u8(
     vt, dots = v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
     for s in range(0, n, rows):
         k = min(rows, n - s)
-        np.subtract(ua[s:s + k], ub[s:s + k], out=f32[:k, :P], dtype=np.int16)   # exact in int16, stored as float32
-        np.matmul(v[:k], vt[:k], out=dots[:k])                         # one exact float32 dot product per run
+        # exact in int16, stored as float32
+        np.subtract(ua[s:s + k], ub[s:s + k], out=f32[:k, :P], dtype=np.int16)
+        np.matmul(v[:k], vt[:k], out=dots[:k])               # one exact float32 dot product per run
         dots[:k].reshape(k, runs).sum(1, dtype=np.float64, out=out[s:s + k])
     return out
 
@@ -107,15 +113,18 @@ def _torch_threads(n: int):
     try: yield
     finally: torch.set_num_threads(prev)
 
-def _d_pcv_mse(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, chunk: int, workers: int) -> np.ndarray:
-    "The MSE fast path: exact SSE of the uint8 observations of each chunk, divided once by 255^2 * elements."
+# %% ../nbs/02_distances.ipynb #73dcee0d
+def _d_pcv_mse(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, chunk: int,
+               workers: int) -> np.ndarray:
+    """The MSE fast path: exact SSE of the uint8 observations of each chunk, divided once by
+    255^2 * elements."""
     sse = np.empty(len(ia), dtype=np.float64)
-    def run(s):                                      # both sides of a chunk in one call to the renderer
+    def run(s):                                  # both sides of a chunk in one call to the renderer
         u = data._obs(np.concatenate([ia[s:s + chunk], ib[s:s + chunk]]))
         sse_u8(u[:len(u) // 2], u[len(u) // 2:], sse[s:s + chunk])
     starts = range(0, len(ia), chunk)
     with _torch_threads(1):
-        if len(starts): run(0)                       # the first chunk in this thread: lazy file handles open once
+        if len(starts): run(0)         # the first chunk in this thread: lazy file handles open once
         if workers > 1 and len(starts) > 2:
             with ThreadPoolExecutor(workers) as pool: list(pool.map(run, starts[1:]))
         else:
@@ -132,7 +141,8 @@ def d_pcv(
     device=None, # where the generic path computes
     workers: int | None = None, # threads of the MSE fast path (default: `torch.get_num_threads()`)
 ) -> np.ndarray:
-    "Perceived distance (equation 7) between the observations at positions `pos_a` and `pos_b`: (N,)."
+    """Perceived distance (equation 7) between the observations at positions `pos_a` and `pos_b`:
+    (N,)."""
     ia, ib = data.pos_to_idx(pos_a).reshape(-1), data.pos_to_idx(pos_b).reshape(-1)
     if chunk < 1: raise DisentlitError(f"chunk must be >= 1, got {chunk}")
     if distance is mse and torch.device(device or "cpu").type == "cpu":
@@ -146,13 +156,14 @@ def pairwise_by_pair(
 ) -> torch.Tensor:
     "`pairwise` for any distance, one pair of observations at a time (all traversals together)."
     B, f = x.shape[:2]
-    rows = [distance(x[:, u:u + 1].expand_as(x).flatten(0, 1), x.flatten(0, 1)).view(B, f) for u in range(f)]
+    rows = [distance(x[:, u:u + 1].expand_as(x).flatten(0, 1), x.flatten(0, 1)).view(B, f)
+            for u in range(f)]
     return torch.stack(rows, 1)
 
 # %% ../nbs/02_distances.ipynb #96d12ab1
 def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
     "All-pairs MSE within each traversal: (B, f, C, H, W) -> (B, f, f), via the Gram matrix."
-    v = x.flatten(2).double()                       # float64: the identity subtracts large, nearly equal terms
+    v = x.flatten(2).double()            # float64: the identity subtracts large, nearly equal terms
     sq = v.pow(2).sum(-1)
     d = sq[:, :, None] + sq[:, None, :] - 2 * v @ v.transpose(1, 2)
     return d.clamp_min_(0).div_(v.shape[-1])
@@ -161,9 +172,9 @@ def pairwise(
     distance: Distance, # any distance
     x: torch.Tensor, # traversals of observations (B, f, C, H, W)
 ) -> torch.Tensor:
-    """Distances between every two observations of each traversal: (B, f, C, H, W) -> (B, f, f). The MSE takes the
-    Gram-matrix path; a distance object with a `pairwise` method (04's augmented losses) its own; others go pair by
-    pair."""
+    """Distances between every two observations of each traversal: (B, f, C, H, W) -> (B, f, f).
+    The MSE takes the Gram-matrix path; a distance object with a `pairwise` method (04's augmented
+    losses) its own; others go pair by pair."""
     if distance is mse: return _mse_pairwise(x)
     if hasattr(distance, "pairwise"): return distance.pairwise(x)
     return pairwise_by_pair(distance, x)
@@ -173,10 +184,12 @@ def every_traversal(
     space: FactorSpace, # a factor space (or dataset)
     factor: int | str, # the factor the traversals move along
 ) -> np.ndarray:
-    "Every traversal along `factor`, one through each position of the other factors in index order: (|Y| / f, f, F)."
+    """Every traversal along `factor`, one through each position of the other factors in index
+    order: (|Y| / f, f, F)."""
     i = space.factor_index(factor)
     rest = [1 if k == i else f for k, f in enumerate(space.sizes)]
-    start = np.stack(np.unravel_index(np.arange(math.prod(rest)), rest), -1)      # (m, F), factor i at 0
+    # (m, F), factor i at 0
+    start = np.stack(np.unravel_index(np.arange(math.prod(rest)), rest), -1)
     out = np.repeat(start[:, None], space.sizes[i], axis=1)
     out[:, :, i] = np.arange(space.sizes[i])
     return out
@@ -191,10 +204,13 @@ def traversal_distances(
     chunk_images: int = 256, # observations rendered at a time (a 64x64 RGB chunk in float64: 25 MB)
     device=None, # where the distances are computed
 ) -> tuple[np.ndarray, np.ndarray]:
-    "Perceived and ground-truth distance matrices of `n` random traversals along `factor`: two (n, f, f) arrays."
-    if n is not None and n < 1: raise DisentlitError(f"the number of traversals must be >= 1, got {n}")
+    """Perceived and ground-truth distance matrices of `n` random traversals along `factor`:
+    two (n, f, f) arrays."""
+    if n is not None and n < 1:
+        raise DisentlitError(f"the number of traversals must be >= 1, got {n}")
     i = data.factor_index(factor)
-    trav = every_traversal(data, i) if n is None else data.sample_traversals(n, i, seed)   # (n, f, F)
+    # (n, f, F)
+    trav = every_traversal(data, i) if n is None else data.sample_traversals(n, i, seed)
     n = len(trav)
     f = data.sizes[i]
     per = max(1, chunk_images // f)                                         # traversals per chunk
@@ -202,8 +218,8 @@ def traversal_distances(
     with torch.no_grad():
         for s in range(0, n, per):
             t = trav[s:s + per]
-            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(len(t), f, *data.obs_shape[2:],
-                                                                               *data.obs_shape[:2])
+            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(
+                len(t), f, *data.obs_shape[2:], *data.obs_shape[:2])
             pcv[s:s + per] = pairwise(distance, x).double().cpu().numpy()
     gt = d_gt(trav[:, :, None, :], trav[:, None, :, :]).astype(np.float64)  # (n, f, f)
     return pcv, gt
@@ -218,34 +234,41 @@ def traversal_distance_matrices(
     device=None, # where the distances are computed
     progress: bool = False, # a progress bar over the factors
 ) -> dict[str, dict[str, np.ndarray]]:
-    "Average perceived and ground-truth distance matrices (equation 10) per factor: {name: {'pcv', 'gt'}}."
+    """Average perceived and ground-truth distance matrices (equation 10) per factor:
+    {name: {'pcv', 'gt'}}."""
     out = {}
     factors = data.names if factors is None else factors
-    for k, factor in enumerate(progress_bar(factors, disable=not progress, desc="traversals", unit="factor")):
-        pcv, gt = traversal_distances(data, factor, n, distance, as_rng(seed).integers(2**32) + k, device=device)
+    for k, factor in enumerate(progress_bar(factors, disable=not progress, desc="traversals",
+                                            unit="factor")):
+        pcv, gt = traversal_distances(data, factor, n, distance, as_rng(seed).integers(2**32) + k,
+                                      device=device)
         out[data.names[data.factor_index(factor)]] = dict(pcv=pcv.mean(0), gt=gt.mean(0))
     return out
 
 # %% ../nbs/02_distances.ipynb #9d9e1014
 def plot_distance_matrices(
-    matrices: dict[str, dict[str, np.ndarray]], # {factor: {row: matrix}}, as `traversal_distance_matrices` gives
+    # {factor: {row: matrix}}, as `traversal_distance_matrices` gives
+    matrices: dict[str, dict[str, np.ndarray]],
     rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
     labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
     title: str | None = None, # the figure's title
     size: float = 1.1, # inches per matrix (five factors make a page-wide figure, 6.4 inches)
     relative: Sequence[str] = ("gt",), # rows shown as a fraction of each matrix's largest distance
 ):
-    """One column per factor, one row per kind of distance (default: ground truth over perceived). The matrices of a
-    row share one colour scale, shown by the row's colour bar, so factors can be compared by colour; the rows in
-    `relative` are scaled each to its own largest distance first (a factor of 3 values and one of 40 both span 0-1)."""
+    """One column per factor, one row per kind of distance (default: ground truth over perceived).
+    The matrices of a row share one colour scale, shown by the row's colour bar, so factors can
+    be compared by colour; the rows in `relative` are scaled each to its own largest distance
+    first (a factor of 3 values and one of 40 both span 0-1)."""
     import matplotlib.pyplot as plt
     names = list(matrices)
-    fig, axes = plt.subplots(len(rows), len(names), figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
+    fig, axes = plt.subplots(len(rows), len(names),
+                             figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
                              squeeze=False, layout="constrained")
     for r, (key, label) in enumerate(zip(rows, labels)):
-        shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative else matrices[n][key]
-                 for n in names}
-        lo, hi = min(float(m.min()) for m in shown.values()), max(float(m.max()) for m in shown.values())
+        shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative
+                 else matrices[n][key] for n in names}
+        lo, hi = (min(float(m.min()) for m in shown.values()),
+                  max(float(m.max()) for m in shown.values()))
         for c, name in enumerate(names):
             ax = axes[r, c]
             im = ax.imshow(shown[name], cmap="viridis", vmin=lo, vmax=hi)
@@ -266,9 +289,11 @@ def spearman_rows(
     a: np.ndarray, # rows of values (..., n)
     b: np.ndarray, # rows of values, the shape of `a`
 ) -> np.ndarray:
-    "Spearman correlation of each row of `a` with the same row of `b`; 0 where either row is constant."
+    """Spearman correlation of each row of `a` with the same row of `b`; 0 where either row is
+    constant."""
     if np.shape(a) != np.shape(b):
-        raise DisentlitError(f"spearman_rows needs a and b of the same shape, got {np.shape(a)} and {np.shape(b)}")
+        raise DisentlitError(f"spearman_rows needs a and b of the same shape, got {np.shape(a)} "
+                             f"and {np.shape(b)}")
     ra, rb = _ranks(a), _ranks(b)
     ra, rb = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     den = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
@@ -282,23 +307,27 @@ def traversal_spearman(
     seed=0, # the seed of the traversals
     device=None, # where the distances are computed
 ) -> dict: # {'factors': {name: rho}, 'mean': rho}
-    "Mean Spearman correlation between ground-truth and perceived distances along traversals, per factor and overall."
+    """Mean Spearman correlation between ground-truth and perceived distances along traversals,
+    per factor and overall."""
     per = {}
     for k, name in enumerate(data.names):
-        if data.sizes[k] < 3: continue                                    # fewer than 2 pairs: no order to compare
-        pcv, gt = traversal_distances(data, name, n, distance, as_rng(seed).integers(2**32) + k, device=device)
+        if data.sizes[k] < 3: continue                     # fewer than 2 pairs: no order to compare
+        pcv, gt = traversal_distances(data, name, n, distance, as_rng(seed).integers(2**32) + k,
+                                      device=device)
         u, v = np.triu_indices(data.sizes[k], 1)
         per[name] = float(spearman_rows(gt[:, u, v], np.round(pcv[:, u, v], 12)).mean())
     return dict(factors=per, mean=float(np.mean(list(per.values()))) if per else float("nan"))
 
 # %% ../nbs/02_distances.ipynb #aac5fbca
 def _mean_std(d: np.ndarray) -> tuple[float, float]:
-    "Mean and (population) std, computed about the first value: equal values give exactly that value and exactly 0."
+    """Mean and (population) std, computed about the first value: equal values give exactly that
+    value and exactly 0."""
     e = d - d[0]
     return float(d[0] + e.mean()), float(e.std())
 
 # %% ../nbs/02_distances.ipynb #1a548f12
-MAX_PAIRS = 10_000_000         # pairs per row of Table A1: 10 million positions of each side already take about 1 GB
+# pairs per row of Table A1: 10 million positions of each side already take about 1 GB
+MAX_PAIRS = 10_000_000
 
 def factor_importance(
     data: GroundTruthData, # the dataset
@@ -310,11 +339,13 @@ def factor_importance(
     device=None, # where the generic path computes
     progress: bool = False, # show a progress bar
 ) -> dict: # factors (sorted by mean), random, pairs[, samples]
-    "Mean and std of the perceived distance along each factor's traversals and over random pairs (Table A1)."
-    if not 1 <= pairs <= MAX_PAIRS: raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
+    """Mean and std of the perceived distance along each factor's traversals and over random pairs
+    (Table A1)."""
+    if not 1 <= pairs <= MAX_PAIRS:
+        raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
-    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng)) for name,
-            size in zip(data.names, data.sizes) if size > 1]
+    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng))
+            for name, size in zip(data.names, data.sizes) if size > 1]
     jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))
     rows, samples = [], {}
     for name, a, b in progress_bar(jobs, disable=not progress, desc="perceived distance"):
@@ -323,7 +354,8 @@ def factor_importance(
         rows.append(dict(name=name, mean=mean, std=std))
         if keep_samples: samples[name] = d
     factors = sorted(rows[:-1], key=lambda r: -r["mean"])
-    return dict(factors=factors, random=rows[-1], pairs=pairs, **({"samples": samples} if keep_samples else {}))
+    return dict(factors=factors, random=rows[-1], pairs=pairs,
+                **({"samples": samples} if keep_samples else {}))
 
 # %% ../nbs/02_distances.ipynb #c76afa5d
 def importance_table(
@@ -343,7 +375,8 @@ def plot_importance_cdf(
     ax=None, # the axes to draw on (default: new ones)
     title: str | None = None, # the axes' title
 ):
-    "Cumulative proportion of perceived distances per factor and for random pairs (the paper's Figure A1)."
+    """Cumulative proportion of perceived distances per factor and for random pairs (the paper's
+    Figure A1)."""
     import matplotlib.pyplot as plt
     if "samples" not in result:
         raise DisentlitError("run factor_importance(..., keep_samples=True) to plot distributions")
@@ -365,15 +398,16 @@ def overlap_study(
     seed=0, # the seed of the traversals
     **params, # more parameters of `XYSquares`
 ) -> list[dict]: # one {spacing, pcv, gt, spearman} per spacing
-    """For XYSquares with 8 grid positions and each spacing: the distance matrices along `factor` and their Spearman
-    correlation."""
+    """For XYSquares with 8 grid positions and each spacing: the distance matrices along `factor`
+    and their Spearman correlation."""
     out = []
     for s in spacings:
         data = XYSquares(grid_size=8, grid_spacing=s, **params)
         pcv, gt = traversal_distances(data, factor, n, distance, seed)
         u, v = np.triu_indices(8, 1)
         out.append(dict(spacing=s, pcv=pcv.mean(0), gt=gt.mean(0),
-                        spearman=float(spearman_rows(gt[:, u, v], np.round(pcv[:, u, v], 12)).mean())))
+                        spearman=float(spearman_rows(gt[:, u, v],
+                                                     np.round(pcv[:, u, v], 12)).mean())))
     return out
 
 # %% ../nbs/02_distances.ipynb #b17bf604
@@ -383,17 +417,18 @@ def plot_overlap_study(
     size: float = 1.1, # inches per matrix
     ncols: int = 5, # matrices per row
 ):
-    """Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its Spearman correlation,
-    `ncols` a row. The perceived matrices share one colour scale (the colour bar on the right), the ground truth has
-    its own (steps)."""
+    """Figure 8: the ground-truth matrix, then the perceived matrix for each spacing with its
+    Spearman correlation, `ncols` a row. The perceived matrices share one colour scale (the
+    colour bar on the right), the ground truth has its own (steps)."""
     import matplotlib.pyplot as plt
     n = len(study) + 1
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 0.9, (size + 0.4) * nrows + 0.4), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols + 0.9, (size + 0.4) * nrows + 0.4),
+                             squeeze=False, layout="constrained")
     axes = axes.ravel()
-    gt = axes[0].imshow(study[0]["gt"], cmap="viridis"); axes[0].set_title("ground truth\n(steps)", fontsize=8)
+    gt = axes[0].imshow(study[0]["gt"], cmap="viridis")
+    axes[0].set_title("ground truth\n(steps)", fontsize=8)
     hi = max(float(r["pcv"].max()) for r in study)
     for ax, r in zip(axes[1:], study):
         im = ax.imshow(r["pcv"], cmap="viridis", vmin=0, vmax=hi)
@@ -404,26 +439,31 @@ def plot_overlap_study(
     fig.colorbar(gt, ax=axes[0], location="left", shrink=0.8).ax.tick_params(labelsize=7)
     bar = fig.colorbar(im, ax=list(axes[1:]), shrink=0.8)
     bar.ax.tick_params(labelsize=7); bar.set_label("perceived distance (MSE)", fontsize=7)
-    fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks (paper Figure 8)",
-                 fontsize=9)
+    fig.suptitle(title or "XYSquares: perceived distance along x_R as the grid spacing shrinks "
+                          "(paper Figure 8)", fontsize=9)
     return fig
 
 # %% ../nbs/02_distances.ipynb #d97c57cd
-ZERO_DISTANCE = 1e-12     # a perceived distance matrix with no entry above this is the zero matrix: the loss is blind
+# a perceived distance matrix with no entry above this is the zero matrix: the loss is blind
+ZERO_DISTANCE = 1e-12
 
 def order_score(
     m: np.ndarray, # a factor's mean perceived distance matrix (f, f)
-) -> dict: # score in [0, 1], share of the first MDS axis, seen (whether the loss tells the values apart at all)
-    """A factor's order score: the share of its perceived distance matrix on the first classical-MDS axis, rescaled so
-    that equidistant values score 0 and values on a line score 1."""
+) -> dict: # score in [0, 1], share of the first MDS axis, seen (the loss tells the values apart)
+    """A factor's order score: the share of its perceived distance matrix on the first
+    classical-MDS axis, rescaled so that equidistant values score 0 and values on a line score 1."""
     m = np.asarray(m, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] != m.shape[1] or not np.isfinite(m).all():
-        raise DisentlitError(f"order_score needs a square matrix of finite distances, got shape {m.shape}")
+        raise DisentlitError("order_score needs a square matrix of finite distances, got shape "
+                             f"{m.shape}")
     f = len(m)
-    if f < 1: raise DisentlitError("order_score needs the distances of at least one value, got a 0 x 0 matrix")
+    if f < 1:
+        raise DisentlitError("order_score needs the distances of at least one value, "
+                             "got a 0 x 0 matrix")
     d = (m + m.T) / 2
     np.fill_diagonal(d, 0.0)
-    if f < 2: return dict(score=float("nan"), share=float("nan"), seen=False)       # one value: not a factor
+    # one value: not a factor
+    if f < 2: return dict(score=float("nan"), share=float("nan"), seen=False)
     if np.abs(d).max() <= ZERO_DISTANCE: return dict(score=0.0, share=float("nan"), seen=False)
     if f == 2: return dict(score=1.0, share=1.0, seen=True)
     j = np.eye(f) - 1 / f
@@ -433,7 +473,8 @@ def order_score(
     return dict(score=float(np.clip((share - low) / (1 - low), 0.0, 1.0)), share=share, seen=True)
 
 # %% ../nbs/02_distances.ipynb #80c4b1a9
-MAX_TRAVERSALS = 10_000      # traversals per factor: (n, f, f) float64 matrices, 128 MB for a factor of 40 values
+# traversals per factor: (n, f, f) float64 matrices, 128 MB for a factor of 40 values
+MAX_TRAVERSALS = 10_000
 
 def predict_score(
     data: GroundTruthData, # the dataset
@@ -443,15 +484,17 @@ def predict_score(
     progress: bool = False, # a progress bar over the factors
     device=None, # where the distances are computed
 ) -> dict: # score, factors {name: score, share, values, mean_distance}, unseen, traversals, seconds
-    """The order score of a dataset under a loss, computed before any training: per factor (`order_score`) and their
-    mean, with each factor's mean perceived distance and the factors the loss cannot see (`unseen`)."""
+    """The order score of a dataset under a loss, computed before any training: per factor
+    (`order_score`) and their mean, with each factor's mean perceived distance and the factors
+    the loss cannot see (`unseen`)."""
     if n is not None and not (isinstance(n, (int, np.integer)) and 1 <= n <= MAX_TRAVERSALS):
-        raise DisentlitError(f"the number of traversals must be an integer in 1..{MAX_TRAVERSALS:,}, got {n!r}")
+        raise DisentlitError("the number of traversals must be an integer in "
+                             f"1..{MAX_TRAVERSALS:,}, got {n!r}")
     t = time.perf_counter()
     mats = traversal_distance_matrices(data, n, distance, seed, device=device, progress=progress)
     factors = {}
     for name, f in zip(data.names, data.sizes):
-        if f < 2: continue                                              # one value: nothing to order
+        if f < 2: continue                                             # one value: nothing to order
         m = mats[name]["pcv"]
         s = order_score(m)
         factors[name] = dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
@@ -470,7 +513,8 @@ def dataset_report(
     seed=0, # the seed of the samples
     progress: bool = False, # show a progress bar
 ) -> dict:
-    "Table A1 and the traversal Spearman correlation of one dataset and distance, with the time taken."
+    """Table A1 and the traversal Spearman correlation of one dataset and distance, with the time
+    taken."""
     t = time.perf_counter()
     imp = factor_importance(data, pairs, distance, seed, progress=progress)
     rho = traversal_spearman(data, traversals, distance, seed)

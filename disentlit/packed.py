@@ -19,40 +19,42 @@ from .data import GroundTruthData
 from .models import _skips_on_device, AE
 from .family import FRAMEWORKS
 from .config import RunConfig
-from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored, _streams,
-                                _unscored, Recorder)
+from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored,
+                                _streams, _unscored, Recorder)
 from .runs import build_run, RunDir
 
 # %% auto #0
-__all__ = ['PACKABLE', 'PACK_ENGINES', 'packable', 'pack_key', 'pack_networks', 'fit_packed', 'default_engine', 'train_packed']
+__all__ = ['PACKABLE', 'PACK_ENGINES', 'packable', 'pack_key', 'pack_networks', 'default_engine', 'fit_packed', 'train_packed']
 
 # %% ../nbs/05c_packed.ipynb #817bf453
 def packable(cls: type,      # a framework class (`FRAMEWORKS`)
              ) -> bool:
-    """Whether framework class `cls` trains packed: its step is the autoencoder's (03a's `loss` and `training_step`,
-    `configure_optimisers`' one Adam, no `extra_objectives`); its other hooks are called for each run."""
+    """Whether framework class `cls` trains packed: its step is the autoencoder's (03a's `loss` and
+    `training_step`, `configure_optimisers`' one Adam, no `extra_objectives`); its other hooks
+    are called for each run."""
     return (cls.loss is AE.loss and cls.training_step is AE.training_step
             and cls.configure_optimisers is AE.configure_optimisers and not cls.extra_objectives)
 
+# %% ../nbs/05c_packed.ipynb #a86912b0
 PACKABLE = tuple(name for name, cls in FRAMEWORKS.items() if packable(cls))
 
 # %% ../nbs/05c_packed.ipynb #82ff2bca
 def pack_key(config: RunConfig,      # a run
              ) -> tuple | None:
-    """What runs packed together share, read off their configurations: runs with equal keys can train as one pack
-    (None: this one cannot be packed)."""
+    """What runs packed together share, read off their configurations: runs with equal keys can
+    train as one pack (None: this one cannot be packed)."""
     if config.framework not in PACKABLE or config.compile or config.channels_last: return None
-    return (config.dataset, json.dumps(config.dataset_params, sort_keys=True), config.model, config.width,
-            config.latents, config.batch_size * (2 if FRAMEWORKS[config.framework].pairs else 1), config.precision,
+    return (config.dataset, json.dumps(config.dataset_params, sort_keys=True), config.model,
+            config.width, config.latents,
+            config.batch_size * (2 if FRAMEWORKS[config.framework].pairs else 1), config.precision,
             config.device)
 
 # %% ../nbs/05c_packed.ipynb #77d5ca25
-PACK_ENGINES = ("vmap", "loop")
-
 def _shared(run: _Run) -> dict:
     "What the runs of a pack must share."
     fw, c = run.framework, run.config
-    return dict(networks=repr(fw.encoder) + repr(fw.decoder), batch=c.batch_size * (2 if fw.pairs else 1),
+    return dict(networks=repr(fw.encoder) + repr(fw.decoder),
+                batch=c.batch_size * (2 if fw.pairs else 1),
                 observations=tuple(run.data.obs_shape), precision=c.precision, device=run.device)
 
 def _said(run: _Run, key: str) -> str:
@@ -61,49 +63,60 @@ def _said(run: _Run, key: str) -> str:
         enc, dec = run.framework.encoder, run.framework.decoder
         n = sum(p.numel() for net in (enc, dec) for p in net.parameters())
         latents = getattr(enc, "latents", "?")
-        return f"{type(enc).__name__} and {type(dec).__name__} with {latents} latents and {n:,} parameters"
+        return (f"{type(enc).__name__} and {type(dec).__name__} with {latents} latents and "
+                f"{n:,} parameters")
     return f"{_shared(run)[key]}" + (" observations a step" if key == "batch" else "")
 
+# %% ../nbs/05c_packed.ipynb #732d0179
+PACK_ENGINES = ("vmap", "loop")
+
 def _check_pack(runs: list[_Run], engine):
-    "`DisentlitError` unless `runs` can train as one pack with `engine`, naming what differs and where."
+    """`DisentlitError` unless `runs` can train as one pack with `engine`, naming what differs and
+    where."""
     if not runs: raise DisentlitError("a pack needs at least one run")
     if not callable(engine) and engine not in PACK_ENGINES:
         raise DisentlitError(f"unknown pack engine {engine!r}; accepted: {', '.join(PACK_ENGINES)}")
     if len({id(r.framework) for r in runs}) < len(runs):
-        raise DisentlitError("a framework is given twice: each packed run needs a framework of its own")
+        raise DisentlitError("a framework is given twice: "
+                             "each packed run needs a framework of its own")
     for i, r in enumerate(runs):
         if not packable(type(r.framework)):
-            raise DisentlitError(f"framework {r.framework.name!r} cannot train packed (its training step is its own); "
-                                 f"accepted: {', '.join(PACKABLE)}")
+            raise DisentlitError(f"framework {r.framework.name!r} cannot train packed "
+                                 f"(its training step is its own); accepted: {', '.join(PACKABLE)}")
         for key in ("compile", "channels_last"):
             if getattr(r.config, key):
-                raise DisentlitError(f"a packed run trains without {key}; run {i} asks for {key}=True")
+                raise DisentlitError(f"a packed run trains without {key}; "
+                                     f"run {i} asks for {key}=True")
     want = _shared(runs[0])
     for i, r in enumerate(runs[1:], 1):
         if key := next((k for k, v in _shared(r).items() if v != want[k]), None):
-            raise DisentlitError(f"runs packed together share their {key}: run 0 has {_said(runs[0], key)}, "
-                                 f"run {i} has {_said(r, key)}")
+            raise DisentlitError(f"runs packed together share their {key}: run 0 has "
+                                 f"{_said(runs[0], key)}, run {i} has {_said(r, key)}")
 
 # %% ../nbs/05c_packed.ipynb #deb42554
 def _unstacked(out) -> list:
-    "A batched network's output (a tensor, or a tuple of tensors, each (K, ...)) as K per-run outputs."
+    """A batched network's output (a tensor, or a tuple of tensors, each (K, ...)) as K per-run
+    outputs."""
     if isinstance(out, tuple): return list(zip(*(t.unbind(0) for t in out)))
     return list(out.unbind(0))
 
 def _vmapped(modules: list) -> Callable:
-    "K modules of one architecture as one call: their parameters stacked, the first module's code vmapped over them."
+    """K modules of one architecture as one call: their parameters stacked, the first module's code
+    vmapped over them."""
     template, names = modules[0], [n for n, _ in modules[0].named_parameters()]
     one = lambda params, x: functional_call(template, params, (x,))
     def call(xs: list) -> list:
-        params = {n: torch.stack(ps) for n, ps in zip(names, zip(*(list(m.parameters()) for m in modules)))}
+        params = {n: torch.stack(ps)
+                  for n, ps in zip(names, zip(*(list(m.parameters()) for m in modules)))}
         return _unstacked(vmap(one)(params, torch.stack(xs)))
     return call
 
-def pack_networks(frameworks: Sequence[AE],   # the pack's frameworks, networks of one architecture
-                  engine="vmap",              # 'vmap', 'loop', or `engine(frameworks) -> (encode, decode)`
+# %% ../nbs/05c_packed.ipynb #75f3ffba
+def pack_networks(frameworks: Sequence[AE],  # the pack's frameworks, of one architecture
+                  engine="vmap",  # 'vmap', 'loop', or `engine(frameworks) -> (encode, decode)`
                   ) -> tuple[Callable, Callable]:
-    """`encode(batches) -> [(mu, logvar), ...]` and `decode(codes) -> [output, ...]`: the K runs' encoders and decoders
-    on their K inputs, as one batched call ('vmap') or K calls ('loop')."""
+    """`encode(batches) -> [(mu, logvar), ...]` and `decode(codes) -> [output, ...]`: the K runs'
+    encoders and decoders on their K inputs, as one batched call ('vmap') or K calls ('loop')."""
     if callable(engine): return engine(frameworks)
     if engine == "loop":
         return (lambda xs: [fw.encoder(x) for fw, x in zip(frameworks, xs)],
@@ -112,17 +125,21 @@ def pack_networks(frameworks: Sequence[AE],   # the pack's frameworks, networks 
 
 # %% ../nbs/05c_packed.ipynb #4faeb841
 def _codes(fw: AE, mu, logvar, noise: torch.Generator):
-    "`AE.loss` between the networks, for one run: its `posterior` hook, then its code drawn with its own noise."
+    """`AE.loss` between the networks, for one run: its `posterior` hook, then its code drawn with
+    its own noise."""
     with torch.autocast(mu.device.type, enabled=False):
         mu, logvar, logs = fw.posterior(mu.float(), logvar.float())
         return mu, logvar, fw.latent(mu, logvar, noise), logs
 
+# %% ../nbs/05c_packed.ipynb #c99fc2cd
 def _terms(fw: AE, batch, out, mu, logvar, z, noise: torch.Generator, logs: dict):
-    "`AE.loss` after the decoder, for one run: its reconstruction loss plus its regulariser, and the logs."
+    """`AE.loss` after the decoder, for one run: its reconstruction loss plus its regulariser, and
+    the logs."""
     with torch.autocast(batch.device.type, enabled=False):
         recon = fw.recon(out.float(), batch.float()).mean()
         reg, reg_logs = fw.regulariser(mu, logvar, z, noise)
-        if fw.reg_per_observation: reg = reg / batch[0].numel()      # nats per observation -> per element
+        # nats per observation -> per element
+        if fw.reg_per_observation: reg = reg / batch[0].numel()
         loss = recon + reg
     return loss, dict(loss=loss, recon=recon, **reg_logs, **logs)
 
@@ -132,13 +149,14 @@ def _autocast(run: _Run) -> Callable:
     if run.config.precision != "bf16": return contextlib.nullcontext
     return lambda: torch.autocast(run.device.type, dtype=torch.bfloat16)
 
+# %% ../nbs/05c_packed.ipynb #673015f9
 def _adam_steps(runs: list[_Run], bads: list[torch.Tensor]):
-    """Each run's own optimisers step, skipped where its flag is set: on the device for fused Adam (`found_inf`), else
-    after a look at the flag (a host sync, as 03a's `training_step` does)."""
+    """Each run's own optimisers step, skipped where its flag is set: on the device for fused Adam
+    (`found_inf`), else after a look at the flag (a host sync, as 03a's `training_step` does)."""
     for r, bad in zip(runs, bads):
         for o in r.optimisers:
             if _skips_on_device(o):
-                o.found_inf = bad.float()                  # 1: this run's parameters, moments and step count stay
+                o.found_inf = bad.float()    # 1: this run's parameters, moments and step count stay
                 try: o.step()
                 finally: del o.found_inf
             elif not bool(bad): o.step()
@@ -146,69 +164,81 @@ def _adam_steps(runs: list[_Run], bads: list[torch.Tensor]):
 # %% ../nbs/05c_packed.ipynb #b3764118
 def _packed_step(runs: list[_Run],          # the live runs of the pack
                  steps: list[int],          # the step each is taking
-                 bads: list[torch.Tensor],  # each run's non-finite flag so far (0-d bool on the device)
+                 bads: list[torch.Tensor],  # each run's non-finite flag (0-d bool, on the device)
                  engine,                    # `pack_networks`' engine
                  ) -> list[torch.Tensor]:
-    """One update of every run (none for a run whose flag is set), their networks batched; each run's logs stay on the
-    device in its `pending`. Returns the runs' non-finite flags."""
-    batches = [r.framework.sample_batch(r.streams[0], r.config.batch_size, r.streams[1], r.device) for r in runs]
-    encode, decode, autocast = *pack_networks([r.framework for r in runs], engine), _autocast(runs[0])
+    """One update of every run (none for a run whose flag is set), their networks batched; each
+    run's logs stay on the device in its `pending`. Returns the runs' non-finite flags."""
+    batches = [r.framework.sample_batch(r.streams[0], r.config.batch_size, r.streams[1], r.device)
+               for r in runs]
+    encode, decode, autocast = (*pack_networks([r.framework for r in runs], engine),
+                                _autocast(runs[0]))
     with autocast(): posteriors = encode(batches)
-    codes = [_codes(r.framework, mu, logvar, r.streams[2]) for r, (mu, logvar) in zip(runs, posteriors)]
+    codes = [_codes(r.framework, mu, logvar, r.streams[2])
+             for r, (mu, logvar) in zip(runs, posteriors)]
     with autocast(): outs = decode([z for _, _, z, _ in codes])
     losses, flags = [], []
     for r, step, bad, x, out, (mu, logvar, z, logs) in zip(runs, steps, bads, batches, outs, codes):
         loss, logs = _terms(r.framework, x, out, mu, logvar, z, r.streams[2], logs)
         bad = bad | ~torch.isfinite(loss.detach())
-        logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)   # copies: kept for several steps
+        # copies: kept for several steps
+        logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
                 else torch.tensor(float(v), device=x.device) for k, v in logs.items()}
         r.pending.append((step, dict(logs, nonfinite=bad)))
         losses.append(loss); flags.append(bad)
     for r in runs:
         for o in r.optimisers: o.zero_grad(set_to_none=True)
-    torch.stack(losses).sum().backward()               # d sum / d loss_k = 1: each run its own gradient
+    torch.stack(losses).sum().backward()           # d sum / d loss_k = 1: each run its own gradient
     _adam_steps(runs, flags)
     return flags
 
 # %% ../nbs/05c_packed.ipynb #a1187b8f
 class _Seat:
-    "A run's place in a pack: its index, where it started, the step it is at, its non-finite flag, its timed start."
+    """A run's place in a pack: its index, where it started, the step it is at, its non-finite flag,
+    its timed start."""
     def __init__(self, index: int, run: _Run, start: int):
         self.index, self.run, self.start, self.step = index, run, start, start
         self.bad = torch.zeros((), dtype=torch.bool, device=run.device)
         self.t_warm = None                                   # when its steps after `warmup` began
 
 def _seat_after_step(seat: _Seat, bar, scorings: list) -> tuple[bool, float]:
-    """What `fit` does after a step (05a's `_after_step`), for one run of the pack; `scorings` gets (time, seconds) of
-    each curve point. Returns whether the run leaves the pack, and the seconds spent scoring."""
+    """What `fit` does after a step (05a's `_after_step`), for one run of the pack; `scorings` gets
+    (time, seconds) of each curve point. Returns whether the run leaves the pack, and the seconds
+    spent scoring."""
     if (seconds := _after_step(seat.run, seat.step, bar, False)) is None: return True, 0.0
     if seconds: scorings.append((time.perf_counter(), seconds))
     return seat.step == seat.run.config.steps, seconds
 
 # %% ../nbs/05c_packed.ipynb #dc88db5d
 def _packed_steps(seats: list[_Seat], results: list, progress: bool, warmup: int, engine):
-    "The pack's steps, until every run has left it; each run's result goes to `results` as it leaves."
+    """The pack's steps, until every run has left it; each run's result goes to `results` as it
+    leaves."""
     t0, scorings = time.perf_counter(), []
-    bar = progress_bar(total=max(s.run.config.steps - s.start for s in seats), disable=not progress, unit="step",
-                       dynamic_ncols=True, desc=f"{len(seats)} runs packed")
+    bar = progress_bar(total=max(s.run.config.steps - s.start for s in seats), disable=not progress,
+                       unit="step", dynamic_ncols=True, desc=f"{len(seats)} runs packed")
     try:
         for s in seats:
-            if _unscored(s.run, s.start): _scored(s.run, s.start, False)    # killed while scoring it: scored now
+            # killed while scoring it: scored now
+            if _unscored(s.run, s.start): _scored(s.run, s.start, False)
         while seats:
             t = time.perf_counter()
             for s in seats:
                 s.step += 1
                 if s.step == s.start + warmup + 1: s.t_warm = t
-            flags = _packed_step([s.run for s in seats], [s.step for s in seats], [s.bad for s in seats], engine)
+            flags = _packed_step([s.run for s in seats], [s.step for s in seats],
+                                 [s.bad for s in seats], engine)
             bar.update(1)
             after = []
-            for s, flag in zip(seats, flags): s.bad = flag; after.append(_seat_after_step(s, bar, scorings))
+            for s, flag in zip(seats, flags):
+                s.bad = flag; after.append(_seat_after_step(s, bar, scorings))
             scored = sum(seconds for _, seconds in after)
             for s, (leaves, _) in zip(seats, after):
-                if not (leaves and s.run.status != "done"):          # as `fit`: a stopped run's last step is untimed
+                # as `fit`: a stopped run's last step is untimed
+                if not (leaves and s.run.status != "done"):
                     s.run.step_seconds.append(time.perf_counter() - t - scored)
                 if leaves:
-                    s.run.t_eval = sum(sec for when, sec in scorings if s.t_warm is not None and when > s.t_warm)
+                    s.run.t_eval = sum(sec for when, sec in scorings
+                                       if s.t_warm is not None and when > s.t_warm)
                     results[s.index] = _result(s.run, s.start, t0, s.t_warm, warmup)
             seats = [s for s, (leaves, _) in zip(seats, after) if not leaves]
     finally: bar.close()
@@ -221,22 +251,35 @@ def _each(value, k: int, what: str) -> list:
         return list(value)
     return [value] * k
 
-def fit_packed(frameworks: Sequence[AE],                     # the K runs' frameworks (`get_framework`, `build_run`)
-               data: GroundTruthData | Sequence[GroundTruthData],   # the dataset, or each run's (of one shape)
-               configs: Sequence[RunConfig],                 # each run's description, as `fit` reads it
+# %% ../nbs/05c_packed.ipynb #510d9186
+def default_engine(device: torch.device) -> str:
+    """The pack engine for `device`: 'vmap' on CUDA (a GPU is launch-bound; until a GPU probe
+    measures the designs there), 'loop' elsewhere (on a CPU no slower, measured below, and `fit`
+    bit for bit)."""
+    return "vmap" if torch.device(device).type == "cuda" else "loop"
+
+# %% ../nbs/05c_packed.ipynb #8f20fb92
+def fit_packed(frameworks: Sequence[AE],  # the K runs' frameworks (`get_framework`, `build_run`)
+               # the dataset, or each run's (of one shape)
+               data: GroundTruthData | Sequence[GroundTruthData],
+               configs: Sequence[RunConfig],  # each run's description, as `fit` reads it
                *,
-               device=None,                                  # where they train if not their configs' `device`
-               progress: bool = True,                        # a progress bar on stderr
-               warmup: int = 2,                              # steps left out of each run's throughput
-               allocator: bool = True,                       # tune glibc's allocator first (`tune_allocator`)
-               evaluators: Callable | Sequence | None = None,  # `evaluator(framework, data) -> dict`, or each run's
-               recorders: Sequence[Recorder | None] | None = None,  # each run's recorder (05b's `RunDir`), or none
-               engine=None,                                  # 'vmap', 'loop' (`pack_networks`); None: `default_engine`
+               device=None,                   # where they train if not their configs' `device`
+               progress: bool = True,         # a progress bar on stderr
+               warmup: int = 2,               # steps left out of each run's throughput
+               allocator: bool = True,        # tune glibc's allocator first (`tune_allocator`)
+               # `evaluator(framework, data) -> dict`, or each run's
+               evaluators: Callable | Sequence | None = None,
+               # each run's recorder (05b's `RunDir`), or none
+               recorders: Sequence[Recorder | None] | None = None,
+               engine=None,          # 'vmap', 'loop' (`pack_networks`); None: `default_engine`
                ) -> list[dict]:
-    """Train K runs as one pack, each as `fit` trains it alone (its batches, noise, hyper-parameters, stop on a
-    non-finite loss, recorder): `fit`'s result for each run, in order. `RunDir` recorders resume their runs."""
+    """Train K runs as one pack, each as `fit` trains it alone (its batches, noise,
+    hyper-parameters, stop on a non-finite loss, recorder): `fit`'s result for each run, in
+    order. `RunDir` recorders resume their runs."""
     k = len(frameworks)
-    if k != len(configs): raise DisentlitError(f"fit_packed: {len(configs)} configurations for {k} frameworks")
+    if k != len(configs):
+        raise DisentlitError(f"fit_packed: {len(configs)} configurations for {k} frameworks")
     if bad := [c for c in configs if not isinstance(c, RunConfig)]:
         raise DisentlitError(f"fit_packed takes RunConfigs, got {bad[0]!r}")
     runs = [_Run(fw, d, c.check(), rec or Recorder(), None, ev) for fw, d, c, rec, ev in
@@ -257,33 +300,34 @@ def fit_packed(frameworks: Sequence[AE],                     # the K runs' frame
         if seats: _packed_steps(seats, results, progress, warmup, engine)
     return results
 
-# %% ../nbs/05c_packed.ipynb #510d9186
-def default_engine(device: torch.device) -> str:
-    """The pack engine for `device`: 'vmap' on CUDA (a GPU is launch-bound; until a GPU probe measures the designs
-    there), 'loop' elsewhere (on a CPU no slower, measured below, and `fit` bit for bit)."""
-    return "vmap" if torch.device(device).type == "cuda" else "loop"
-
 # %% ../nbs/05c_packed.ipynb #88d38d94
 def train_packed(configs: Sequence[RunConfig],       # the runs
-                 out_dirs: Sequence[str | Path],     # a run directory for each (made, or resumed from its checkpoint)
-                 device=None,                        # where they train if not their configs' `device`
-                 progress: bool = True,              # a progress bar on stderr
-                 allocator: bool = True,             # tune glibc's allocator first (`tune_allocator`)
-                 evaluators: Callable | Sequence | None = None,   # what scores each run's learning curve, if any
-                 built: Sequence[tuple] | None = None,     # each run's `build_run(config)`, to keep the trained models
-                 engine=None,                        # `fit_packed`'s engine
-                 recorders: Sequence | None = None,  # what writes each run directory (default: `RunDir(out_dir)`)
+                 # a run directory for each (made, or resumed from its checkpoint)
+                 out_dirs: Sequence[str | Path],
+                 device=None,                # where they train if not their configs' `device`
+                 progress: bool = True,      # a progress bar on stderr
+                 allocator: bool = True,     # tune glibc's allocator first (`tune_allocator`)
+                 # what scores each run's learning curve, if any
+                 evaluators: Callable | Sequence | None = None,
+                 # each run's `build_run(config)`, to keep the trained models
+                 built: Sequence[tuple] | None = None,
+                 engine=None,                # `fit_packed`'s engine
+                 # what writes each run directory (default: `RunDir(out_dir)`)
+                 recorders: Sequence | None = None,
                  ) -> list[dict]:
-    """`train` for K runs as one pack: each built from its configuration and written to its run directory, resumed from
-    its checkpoint if it has one. Returns each run's result, as `train` returns it."""
+    """`train` for K runs as one pack: each built from its configuration and written to its run
+    directory, resumed from its checkpoint if it has one. Returns each run's result, as `train`
+    returns it."""
     if len(out_dirs) != len(configs):
-        raise DisentlitError(f"train_packed: {len(out_dirs)} run directories for {len(configs)} runs")
+        raise DisentlitError(f"train_packed: {len(out_dirs)} run directories "
+                             f"for {len(configs)} runs")
     seen = set()
     for d in out_dirs:
         if (key := Path(d).resolve()) in seen:
-            raise DisentlitError(f"each packed run needs a run directory of its own; {d} is given twice")
+            raise DisentlitError(f"each packed run needs a run directory of its own; "
+                                 f"{d} is given twice")
         seen.add(key)
     built = built or [build_run(c) for c in configs]
-    return fit_packed([fw for fw, _ in built], [d for _, d in built], configs, device=device, progress=progress,
-                      allocator=allocator, evaluators=evaluators, recorders=recorders or [RunDir(d) for d in out_dirs],
-                      engine=engine)
+    return fit_packed([fw for fw, _ in built], [d for _, d in built], configs, device=device,
+                      progress=progress, allocator=allocator, evaluators=evaluators,
+                      recorders=recorders or [RunDir(d) for d in out_dirs], engine=engine)

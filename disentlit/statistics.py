@@ -18,14 +18,16 @@ from .core import check_memory, check_seed, DisentlitError, write_csv
 
 # %% auto #0
 __all__ = ['PERMUTATIONS', 'CLAIM_FIELDS', 'median_difference', 'mann_whitney', 'rank_trend', 'effect', 'holm', 'group_rows',
-           'level_key', 'varied_settings', 'reference_level', 'compare', 'stand_in_rows', 'adjust_holm', 'run_kind',
+           'level_key', 'varied_settings', 'reference_level', 'stand_in_rows', 'compare', 'adjust_holm', 'run_kind',
            'matching', 'contrast', 'claim', 'read_claims', 'record_claims', 'claims_markdown']
 
 # %% ../nbs/08c_statistics.ipynb #509a8007
 def _scores(values, name: str = "scores") -> np.ndarray:
-    "Scores as a 1-D float array; `DisentlitError` unless they are finite numbers (a NaN has no rank and no median)."
+    """Scores as a 1-D float array; `DisentlitError` unless they are finite numbers (a NaN has no
+    rank and no median)."""
     try: v = np.asarray(values, dtype=float)
-    except (TypeError, ValueError): raise DisentlitError(f"{name} must be numbers, got {str(values)[:80]}") from None
+    except (TypeError, ValueError):
+        raise DisentlitError(f"{name} must be numbers, got {str(values)[:80]}") from None
     if v.ndim != 1 or not np.isfinite(v).all():
         raise DisentlitError(f"{name} must be a list of finite numbers, got {str(values)[:80]}")
     return v
@@ -38,37 +40,47 @@ def median_difference(a, b,                  # the scores of groups a and b
                       ) -> dict:
     "median(b) - median(a) with a percentile bootstrap interval (`low`, `high`) at `level`."
     a, b = _scores(a, "scores a"), _scores(b, "scores b")
-    if len(a) < 1 or len(b) < 1: raise DisentlitError("median_difference needs at least one score in each group")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or not 1 <= n_boot <= 10 ** 7:
-        raise DisentlitError(f"n_boot must be an integer in 1..10,000,000 (bootstrap resamples), got {n_boot!r}")
+    if len(a) < 1 or len(b) < 1:
+        raise DisentlitError("median_difference needs at least one score in each group")
+    if (isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer))
+            or not 1 <= n_boot <= 10 ** 7):
+        raise DisentlitError("n_boot must be an integer in 1..10,000,000 (bootstrap resamples), "
+                             f"got {n_boot!r}")
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise DisentlitError(f"level must be a number in (0, 1), got {level!r}")
-    check_memory(16 * n_boot * (len(a) + len(b)), f"{n_boot:,} bootstrap resamples of {len(a)} and {len(b)} scores",
+    check_memory(16 * n_boot * (len(a) + len(b)),
+                 f"{n_boot:,} bootstrap resamples of {len(a)} and {len(b)} scores",
                  "ask for fewer resamples (n_boot)")
     rng = np.random.default_rng(check_seed(seed))
-    boot = np.median(rng.choice(b, (n_boot, len(b))), 1) - np.median(rng.choice(a, (n_boot, len(a))), 1)
+    boot = (np.median(rng.choice(b, (n_boot, len(b))), 1)
+            - np.median(rng.choice(a, (n_boot, len(a))), 1))
     low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
-    return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high), ci=level)
+    return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high),
+                ci=level)
 
 # %% ../nbs/08c_statistics.ipynb #9844ef1e
-PERMUTATIONS = 100_000          # permutation tests: exact below this many arrangements, else this many drawn
+# permutation tests: exact below this many arrangements, else this many drawn
+PERMUTATIONS = 100_000
 
 def _permutation(statistic, data, kind: str, seed: int) -> tuple[float, str]:
-    "scipy's two-sided permutation test: its p and how it was computed ('exact' or the resamples drawn)."
+    """scipy's two-sided permutation test: its p and how it was computed ('exact' or the resamples
+    drawn)."""
     from scipy.stats import permutation_test
-    r = permutation_test(data, statistic, permutation_type=kind, vectorized=True, n_resamples=PERMUTATIONS,
-                         alternative="two-sided", random_state=seed)
+    r = permutation_test(data, statistic, permutation_type=kind, vectorized=True,
+                         n_resamples=PERMUTATIONS, alternative="two-sided", random_state=seed)
     exact = len(r.null_distribution) < PERMUTATIONS
     return float(r.pvalue), "exact" if exact else f"permutation ({PERMUTATIONS:,} draws)"
 
+# %% ../nbs/08c_statistics.ipynb #9c98aa8d
 def mann_whitney(a, b,           # the scores of groups a and b
                  seed: int = 0,  # of the drawn permutations, when there are too many to enumerate
                  ) -> dict:
-    """Two-sided Mann-Whitney test of b against a as a permutation test (exact when the arrangements are few, ties
-    included): `u` counts the pairs where b > a (ties a half), `p`, and `p_method`."""
+    """Two-sided Mann-Whitney test of b against a as a permutation test (exact when the arrangements
+    are few, ties included): `u` counts the pairs where b > a (ties a half), `p`, and `p_method`."""
     from scipy.stats import rankdata
     a, b = _scores(a, "scores a"), _scores(b, "scores b")
-    if len(a) < 1 or len(b) < 1: raise DisentlitError("mann_whitney needs at least one score in each group")
+    if len(a) < 1 or len(b) < 1:
+        raise DisentlitError("mann_whitney needs at least one score in each group")
     def u(bb, aa, axis=-1):
         ranks = rankdata(np.concatenate([bb, aa], axis=axis), axis=axis)
         return ranks[..., :bb.shape[axis]].sum(axis) - bb.shape[axis] * (bb.shape[axis] + 1) / 2
@@ -76,8 +88,9 @@ def mann_whitney(a, b,           # the scores of groups a and b
     if math.comb(n, k) > PERMUTATIONS:
         p, method = _permutation(u, (b, a), "independent", seed)
         return dict(u=t, p=p, p_method=method)
-    ranks, splits = rankdata(np.concatenate([b, a])), np.array(list(itertools.combinations(range(n), k)))
-    null = ranks[splits].sum(1) - k * (k + 1) / 2                 # U of every split of the pooled scores
+    ranks, splits = (rankdata(np.concatenate([b, a])),
+                     np.array(list(itertools.combinations(range(n), k))))
+    null = ranks[splits].sum(1) - k * (k + 1) / 2            # U of every split of the pooled scores
     tol = 1e-9 * max(1.0, abs(t))
     p = min(1.0, 2 * min(np.mean(null >= t - tol), np.mean(null <= t + tol)))
     return dict(u=t, p=float(p), p_method="exact")
@@ -86,14 +99,16 @@ def mann_whitney(a, b,           # the scores of groups a and b
 def rank_trend(x, y,             # a setting and the scores
                seed: int = 0,    # of the drawn permutations, when there are too many to enumerate
                ) -> dict:
-    """Spearman's rank correlation of a setting `x` and scores `y` (ties ranked by their mean), with a two-sided
-    permutation p (`y` permuted against `x`) and `p_method`; nan if the scores are constant (no order to test); a
-    setting of one value is refused (no trend over it)."""
+    """Spearman's rank correlation of a setting `x` and scores `y` (ties ranked by their mean), with
+    a two-sided permutation p (`y` permuted against `x`) and `p_method`; nan if the scores are
+    constant (no order to test); a setting of one value is refused (no trend over it)."""
     from scipy.stats import rankdata
     x, y = _scores(x, "the setting x"), _scores(y, "the scores y")
-    if len(x) != len(y): raise DisentlitError(f"rank_trend needs one score per setting, got {len(x)} and {len(y)}")
+    if len(x) != len(y):
+        raise DisentlitError(f"rank_trend needs one score per setting, got {len(x)} and {len(y)}")
     if len(np.unique(x)) < 2:
-        raise DisentlitError(f"rank_trend needs the setting x to take at least 2 values, got {str(x.tolist())[:80]}")
+        raise DisentlitError("rank_trend needs the setting x to take at least 2 values, got "
+                             f"{str(x.tolist())[:80]}")
     if len(np.unique(y)) < 2: return dict(rho=float("nan"), p=float("nan"), p_method=None)
     rx = rankdata(x); rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
     def rho(yy, axis=-1):
@@ -106,24 +121,28 @@ def rank_trend(x, y,             # a setting and the scores
 @delegates(median_difference)
 def effect(a, b,  # the scores of groups a and b
            **kwargs) -> dict:
-    """From scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap interval (`kwargs`:
-    `median_difference`'s settings) and what that interval is (`interval`), the U test."""
+    """From scores `a` to scores `b`: sizes, medians, the difference of medians with its bootstrap
+    interval (`kwargs`: `median_difference`'s settings) and what that interval is (`interval`),
+    the U test."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     d, n = median_difference(a, b, **kwargs), min(len(a), len(b))
-    if n == 1: d.update(low=None, high=None)                      # a bootstrap of one run is that run: no interval
+    if n == 1: d.update(low=None, high=None)       # a bootstrap of one run is that run: no interval
     interval = ("one seed: no interval" if n == 1 else "descriptive, n < 5" if n < 5
                 else f"{d['ci']:.0%} bootstrap interval")
-    return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)), **d,
-                interval=interval, **mann_whitney(a, b))
+    return dict(n_a=len(a), n_b=len(b), median_a=float(np.median(a)), median_b=float(np.median(b)),
+                **d, interval=interval, **mann_whitney(a, b))
 
 # %% ../nbs/08c_statistics.ipynb #6ba23f6d
 def holm(p) -> np.ndarray:
-    "Holm's step-down adjusted p-values of the tests `p` (in their order); nan stays nan and does not count."
+    """Holm's step-down adjusted p-values of the tests `p` (in their order); nan stays nan and does
+    not count."""
     try: p = np.asarray(p, dtype=float)
-    except (TypeError, ValueError): raise DisentlitError(f"p-values must be numbers, got {str(p)[:80]}") from None
+    except (TypeError, ValueError):
+        raise DisentlitError(f"p-values must be numbers, got {str(p)[:80]}") from None
     out, ok = np.full(p.shape, np.nan), ~np.isnan(p)
     if p.ndim != 1 or ((p[ok] < 0) | (p[ok] > 1)).any():
-        raise DisentlitError(f"p-values must be a list of numbers in [0, 1] (nan: no test), got {str(p.tolist())[:80]}")
+        raise DisentlitError("p-values must be a list of numbers in [0, 1] (nan: no test), got "
+                             f"{str(p.tolist())[:80]}")
     q = p[ok]
     order = np.argsort(q, kind="stable")
     adjusted = np.minimum(1, np.maximum.accumulate((len(q) - np.arange(len(q))) * q[order]))
@@ -141,9 +160,12 @@ def level_key(v): return (isinstance(v, str), v)
 
 # %% ../nbs/08c_statistics.ipynb #dd82b751
 def varied_settings(rows, exclude=()) -> list[str]:
-    "The settings whose value differs between the runs of `rows` (the seed and `exclude` left out; missing: None)."
-    keys = [k for k in dict.fromkeys(k for r in rows for k in r["settings"]) if k not in (*exclude, "seed")]
-    return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str) for r in rows}) > 1]
+    """The settings whose value differs between the runs of `rows` (the seed and `exclude` left out;
+    missing: None)."""
+    keys = [k for k in dict.fromkeys(k for r in rows for k in r["settings"])
+            if k not in (*exclude, "seed")]
+    return [k for k in keys if len({json.dumps(r.get(k), sort_keys=True, default=str)
+                                    for r in rows}) > 1]
 
 # %% ../nbs/08c_statistics.ipynb #cf981c4e
 def reference_level(levels: list, reference):
@@ -151,18 +173,45 @@ def reference_level(levels: list, reference):
     if reference == "max": return levels[-1]
     return reference if reference in levels else levels[0]
 
+# %% ../nbs/08c_statistics.ipynb #d66043b1
+def stand_in_rows(effect_size: float,  # the box blur's gain in MIG
+                  n: int = 5,          # runs per cell
+                  seed: int = 0,       # of the noise
+                  ) -> list[dict]:
+    """Rows of a sweep never run, for examples and tests: MIG ~ 0.1 under MSE, 0.1 + effect_size
+    under box blur, two frameworks; the first MSE run of each collapsed."""
+    if not (isinstance(effect_size, (int, float)) and not isinstance(effect_size, bool)
+            and math.isfinite(effect_size)):
+        raise DisentlitError(f"effect_size must be a finite number, got {effect_size!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1000:
+        raise DisentlitError(f"n must be an integer in 1..1,000 (runs per cell), got {n!r}")
+    r = np.random.default_rng(seed)
+    rows = []
+    for fw in ("betavae", "adagvae"):
+        for loss in ("mse", "box_blur"):
+            for s in range(n):
+                rows.append(dict(framework=fw, loss=loss, seed=s,
+                                 settings=["framework", "loss", "seed"],
+                                 mig=float(0.1 + (effect_size if loss == "box_blur" else 0)
+                                           + r.normal(0, 0.02)),
+                                 collapsed=loss == "mse" and s == 0))
+    return rows
+
 # %% ../nbs/08c_statistics.ipynb #30b9ed2f
 def compare(rows,                  # `results_frame`'s rows
             x: str,                # the setting compared
             metric: str,           # the score
-            reference=None,        # x's reference level: a value, 'min' or 'max' (default: the first)
+            # x's reference level: a value, 'min' or 'max' (default: the first)
+            reference=None,
             n_boot: int = 10_000,  # bootstrap resamples
             seed: int = 0,         # of the resampling
             ) -> list[dict]:
-    """Each level of setting `x` against its `reference` level, within each combination of the other varied
-    settings: one row per level with `effect`, the collapsed and partly collapsed runs on each side, and for a numeric
-    `x` with three levels or more the rank trend of the score over all of the group's runs."""
-    rows = [r for r in rows if x in r and isinstance(v := r.get(metric), (int, float)) and math.isfinite(v)]
+    """Each level of setting `x` against its `reference` level, within each combination of the other
+    varied settings: one row per level with `effect`, the collapsed and partly collapsed runs on
+    each side, and for a numeric `x` with three levels or more the rank trend of the score over
+    all of the group's runs."""
+    rows = [r for r in rows if x in r and isinstance(v := r.get(metric), (int, float))
+            and math.isfinite(v)]
     within = varied_settings(rows, exclude=(x,))
     out = []
     for key, group in group_rows(rows, within).items():
@@ -176,41 +225,22 @@ def compare(rows,                  # `results_frame`'s rows
             trend = dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
         for v in levels:
             if v == ref: continue
-            out.append(dict(metric=metric, setting=x, reference=ref, level=v, **dict(zip(within, key)),
+            out.append(dict(metric=metric, setting=x, reference=ref, level=v,
+                            **dict(zip(within, key)),
                             group=", ".join(f"{k}={g}" for k, g in zip(within, key)),
-                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)], n_boot=n_boot,
-                                     seed=seed),
+                            **effect([r[metric] for r in at(ref)], [r[metric] for r in at(v)],
+                                     n_boot=n_boot, seed=seed),
                             collapsed_a=sum(bool(r.get("collapsed")) for r in at(ref)),
                             collapsed_b=sum(bool(r.get("collapsed")) for r in at(v)),
                             partial_a=sum(bool(r.get("partial")) for r in at(ref)),
                             partial_b=sum(bool(r.get("partial")) for r in at(v)), **trend))
     return out
 
-# %% ../nbs/08c_statistics.ipynb #d66043b1
-def stand_in_rows(effect_size: float,  # the box blur's gain in MIG
-                  n: int = 5,          # runs per cell
-                  seed: int = 0,       # of the noise
-                  ) -> list[dict]:
-    """Rows of a sweep never run, for examples and tests: MIG ~ 0.1 under MSE, 0.1 + effect_size under box blur, two
-    frameworks; the first MSE run of each collapsed."""
-    if not (isinstance(effect_size, (int, float)) and not isinstance(effect_size, bool) and math.isfinite(effect_size)):
-        raise DisentlitError(f"effect_size must be a finite number, got {effect_size!r}")
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1000:
-        raise DisentlitError(f"n must be an integer in 1..1,000 (runs per cell), got {n!r}")
-    r = np.random.default_rng(seed)
-    rows = []
-    for fw in ("betavae", "adagvae"):
-        for loss in ("mse", "box_blur"):
-            for s in range(n):
-                rows.append(dict(framework=fw, loss=loss, seed=s, settings=["framework", "loss", "seed"],
-                                 mig=float(0.1 + (effect_size if loss == "box_blur" else 0) + r.normal(0, 0.02)),
-                                 collapsed=loss == "mse" and s == 0))
-    return rows
-
 # %% ../nbs/08c_statistics.ipynb #db241339
 def adjust_holm(effects: list[dict]) -> list[dict]:
-    """Add Holm's adjusted p-values to comparison rows (`compare`'s), in place: `p_holm` across their U tests,
-    `trend_p_holm` across their distinct trends (one per metric and group). Returns the rows."""
+    """Add Holm's adjusted p-values to comparison rows (`compare`'s), in place: `p_holm` across
+    their U tests, `trend_p_holm` across their distinct trends (one per metric and group).
+    Returns the rows."""
     for c, q in zip(effects, holm([c["p"] for c in effects])): c["p_holm"] = float(q)
     trends = {}
     for c in effects:
@@ -221,15 +251,16 @@ def adjust_holm(effects: list[dict]) -> list[dict]:
 
 # %% ../nbs/08c_statistics.ipynb #eb955a33
 def run_kind(row) -> str:
-    "'collapsed' (no active latent), 'partial' (latents active, but draws fewer channels than it has) or 'whole'."
+    """'collapsed' (no active latent), 'partial' (latents active, but draws fewer channels than it
+    has) or 'whole'."""
     return "collapsed" if row.get("collapsed") else "partial" if row.get("partial") else "whole"
-
 
 # %% ../nbs/08c_statistics.ipynb #9c736d4a
 def matching(rows,              # `results_frame`'s rows
              settings: dict,    # flat settings, e.g. {"loss": "mse", "beta": 0.0001, "scale": None}
              ) -> list[dict]:
-    "The rows whose settings have the values `settings` gives; None matches a row that lacks the setting."
+    """The rows whose settings have the values `settings` gives; None matches a row that lacks the
+    setting."""
     return [r for r in rows if all(r.get(k) == v for k, v in settings.items())]
 
 # %% ../nbs/08c_statistics.ipynb #e3172b55
@@ -239,25 +270,30 @@ def contrast(rows,             # `results_frame`'s rows
              a: dict,          # the settings of the reference runs
              b: dict,          # the settings of the runs compared with them
              **kwargs) -> dict:
-    "The effect on `metric` from the runs matching `a` to those matching `b`, with collapsed and partial runs counted."
+    """The effect on `metric` from the runs matching `a` to those matching `b`, with collapsed and
+    partial runs counted."""
     ra, rb = matching(rows, a), matching(rows, b)
     for side, rs in (("a", ra), ("b", rb)):
-        if not rs: raise DisentlitError(f"contrast: no finished run matches {side} = {(a, b)[side == 'b']}")
+        if not rs:
+            raise DisentlitError(f"contrast: no finished run matches "
+                                 f"{side} = {(a, b)[side == 'b']}")
     fmt = lambda s: ", ".join(f"{k}={v}" for k, v in s.items())
-    return dict(metric=metric, reference=fmt(a), level=fmt(b), **effect([r[metric] for r in ra],
-                                                                        [r[metric] for r in rb], **kwargs),
-                **{f"{kind}_{side}": sum(run_kind(r) == kind for r in rs) for kind in ("collapsed", "partial")
+    return dict(metric=metric, reference=fmt(a), level=fmt(b),
+                **effect([r[metric] for r in ra], [r[metric] for r in rb], **kwargs),
+                **{f"{kind}_{side}": sum(run_kind(r) == kind for r in rs)
+                   for kind in ("collapsed", "partial")
                    for side, rs in (("a", ra), ("b", rb))})
 
 # %% ../nbs/08c_statistics.ipynb #3b462dcf
-CLAIM_FIELDS = ("id", "claim", "paper", "setting", "scale", "n", "metric", "effect", "lo", "hi", "p", "holm",
-                "verdict", "source")
+CLAIM_FIELDS = ("id", "claim", "paper", "setting", "scale", "n", "metric", "effect", "lo", "hi",
+                "p", "holm", "verdict", "source")
 
 def _num(v) -> str:
     "A number as the table stores it: six significant digits, '' for none."
     if v is None or (isinstance(v, float) and math.isnan(v)): return ""
     return f"{float(v):.6g}"
 
+# %% ../nbs/08c_statistics.ipynb #ccf101d0
 def claim(id: str,              # short and stable: 'fig11.betavae.dci'
           claim: str,           # what the paper claims, in a line
           paper: str,           # where: 'Overlooked Implications, Fig. 11'
@@ -273,9 +309,9 @@ def claim(id: str,              # short and stable: 'fig11.betavae.dci'
           ) -> dict:
     "One row of the claims table, every field as text."
     lo, hi = interval
-    return dict(id=id, claim=claim, paper=paper, setting=setting, scale=_num(scale), n=str(n), metric=metric,
-                effect=_num(effect), lo=_num(lo), hi=_num(hi), p=_num(p), holm=_num(holm), verdict=verdict,
-                source=source)
+    return dict(id=id, claim=claim, paper=paper, setting=setting, scale=_num(scale), n=str(n),
+                metric=metric, effect=_num(effect), lo=_num(lo), hi=_num(hi), p=_num(p),
+                holm=_num(holm), verdict=verdict, source=source)
 
 # %% ../nbs/08c_statistics.ipynb #1e8be01f
 def read_claims(path) -> list[dict]:
@@ -288,17 +324,20 @@ def read_claims(path) -> list[dict]:
         raise DisentlitError(f"{path}: columns {tuple(rows[0])}, expected {CLAIM_FIELDS}")
     return rows
 
+# %% ../nbs/08c_statistics.ipynb #64989dfe
 def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
                   source: str,        # the notebook's name, every row's `source`
                   path,               # the claims table
-                  write: bool | None = None,  # write instead of check; None: $DISENTLIT_WRITE_CLAIMS
+                  # write instead of check; None: $DISENTLIT_WRITE_CLAIMS
+                  write: bool | None = None,
                   ) -> list[dict]:
     "Check `rows` against the claims table at `path` (or write them there); returns them."
     if write is None: write = os.environ.get("DISENTLIT_WRITE_CLAIMS", "") not in ("", "0")
     if bad := [r["id"] for r in rows if r["source"] != source]:
         raise DisentlitError(f"claim {bad[0]!r} names another source than {source!r}")
-    if len({r["id"] for r in rows}) < len(rows): raise DisentlitError(f"{source}: a claim id appears twice")
-    if write:                       # in place of this notebook's rows, the others' order kept (else at the end)
+    if len({r["id"] for r in rows}) < len(rows):
+        raise DisentlitError(f"{source}: a claim id appears twice")
+    if write:           # in place of this notebook's rows, the others' order kept (else at the end)
         old = read_claims(path)
         at = next((i for i, r in enumerate(old) if r["source"] == source), len(old))
         others = [r for r in old if r["source"] != source]
@@ -309,17 +348,20 @@ def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
         if r["id"] not in table: raise DisentlitError(f"{path} has no row {r['id']!r}: {_REWRITE}")
         if diff := [k for k in CLAIM_FIELDS if table[r["id"]][k] != r[k]]:
             k = diff[0]
-            raise DisentlitError(f"{path}, claim {r['id']!r}, {k}: the table says {table[r['id']][k]!r}, the results "
-                                 f"give {r[k]!r}: {_REWRITE}")
+            raise DisentlitError(f"{path}, claim {r['id']!r}, {k}: the table says "
+                                 f"{table[r['id']][k]!r}, the results give {r[k]!r}: {_REWRITE}")
     if extra := sorted(set(table) - {r["id"] for r in rows}):
-        raise DisentlitError(f"{path} has a row {extra[0]!r} that {source} no longer computes: {_REWRITE}")
+        raise DisentlitError(f"{path} has a row {extra[0]!r} that {source} no longer computes: "
+                             f"{_REWRITE}")
     return rows
 
-_REWRITE = "run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) and commit the table"
+_REWRITE = ("run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) "
+            "and commit the table")
 
 # %% ../nbs/08c_statistics.ipynb #d9b0024c
 def claims_markdown(rows: list[dict]) -> str:
-    "The claims table as a Markdown table for people: claim, setting, scale, runs, effect [interval], p (Holm), verdict."
+    """The claims table as a Markdown table for people: claim, setting, scale, runs, effect
+    [interval], p (Holm), verdict."""
     def pct(s): return f"{float(s):.2%}" if s else ""
     def eff(r):
         if not r["effect"]: return ""
@@ -328,8 +370,9 @@ def claims_markdown(rows: list[dict]) -> str:
     def pv(r):
         if not r["p"]: return ""
         return f"{float(r['p']):.2g}" + (f" ({float(r['holm']):.2g})" if r["holm"] else "")
-    head = ("| claim (paper) | setting | scale | runs | metric | effect [95%] | p (Holm) | verdict |\n"
+    head = ("| claim (paper) | setting | scale | runs | metric | effect [95%] | p (Holm) | "
+            "verdict |\n"
             "|---|---|---|---|---|---|---|---|")
-    lines = [f"| {r['claim']} ({r['paper']}) | {r['setting']} | {pct(r['scale'])} | {r['n']} | {r['metric']} | "
-             f"{eff(r)} | {pv(r)} | {r['verdict']} |" for r in rows]
+    lines = [f"| {r['claim']} ({r['paper']}) | {r['setting']} | {pct(r['scale'])} | {r['n']} | "
+             f"{r['metric']} | {eff(r)} | {pv(r)} | {r['verdict']} |" for r in rows]
     return "\n".join([head, *lines])

@@ -23,41 +23,54 @@ def _similarity(a, b, correlation: str, alpha: float, seed: int) -> np.ndarray:
     "|Lasso weights| of b regressed on a, or |Spearman correlations|: (D_a, D_b)."
     if correlation == "lasso":
         from sklearn.linear_model import Lasso
-        return np.abs(Lasso(alpha=alpha, random_state=seed).fit(a, b).coef_).reshape(b.shape[1], a.shape[1]).T
+        return np.abs(Lasso(alpha=alpha, random_state=seed).fit(a, b).coef_).reshape(
+            b.shape[1], a.shape[1]).T
     from scipy.stats import rankdata
     ra, rb = (standardise_columns(r, r)[0] for r in (rankdata(a, axis=0), rankdata(b, axis=0)))
     return np.abs(ra.T @ rb / len(a))
 
+# %% ../nbs/06a_udr.ipynb #55710ded
 def relative_strength(R) -> float:
-    "How one-to-one a similarity matrix `R` (D_a, D_b) is: UDR's mean of max^2 / sum over columns and over rows."
+    """How one-to-one a similarity matrix `R` (D_a, D_b) is: UDR's mean of max^2 / sum over
+    columns and over rows."""
     R = np.asarray(R, dtype=np.float64)
     if not R.size: return 0.0
-    side = lambda m, ax: np.where(m.sum(ax) > 0, m.max(ax) ** 2 / np.where(m.sum(ax) > 0, m.sum(ax), 1), 0).mean()
+    side = lambda m, ax: np.where(m.sum(ax) > 0,
+                                  m.max(ax) ** 2 / np.where(m.sum(ax) > 0, m.sum(ax), 1), 0).mean()
     return float((side(R, 0) + side(R, 1)) / 2)
 
+# %% ../nbs/06a_udr.ipynb #82e2a4c2
 def udr(
     reps: Sequence, # one representation (N, D) per model, of the same N observations
-    kl: Sequence | None = None, # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
+    # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
+    kl: Sequence | None = None,
     correlation: str = "lasso", # 'lasso' or 'spearman'
     alpha: float = 0.1, # the Lasso's penalty
     kl_threshold: float = 0.01, # nats
     seed: int = 0, # the Lasso's random state
-) -> dict: # model_scores (M,), pairwise (M, M): pairwise[a, b] = UDR of model a's latents against model b's
-    "Unsupervised Disentanglement Ranking of the models of a sweep from their representations of the same observations."
+) -> dict: # model_scores (M,), pairwise (M, M): [a, b] = UDR of a's latents against b's
+    """Unsupervised Disentanglement Ranking of the models of a sweep from their representations of
+    the same observations."""
     if correlation not in UDR_CORRELATIONS:
-        raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: {', '.join(UDR_CORRELATIONS)}")
+        raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: "
+                             f"{', '.join(UDR_CORRELATIONS)}")
     if len(reps) < 2: raise DisentlitError(f"udr: needs at least 2 models, got {len(reps)}")
     number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    if not (number(alpha) and alpha > 0): raise DisentlitError(f"udr: alpha must be a finite number > 0, got {alpha!r}")
+    if not (number(alpha) and alpha > 0):
+        raise DisentlitError(f"udr: alpha must be a finite number > 0, got {alpha!r}")
     if not (number(kl_threshold) and kl_threshold >= 0):
-        raise DisentlitError(f"udr: kl_threshold must be a finite number >= 0 (nats), got {kl_threshold!r}")
+        raise DisentlitError("udr: kl_threshold must be a finite number >= 0 (nats), got "
+                             f"{kl_threshold!r}")
     seed = check_random_state(seed, "udr")
     reps = [check_zy(r, np.arange(len(r)), "udr")[0] for r in reps]
     if len({len(r) for r in reps}) > 1:
-        raise DisentlitError(f"udr: every model must encode the same observations, got {[len(r) for r in reps]} rows")
-    if kl is not None and (len(kl) != len(reps) or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
+        raise DisentlitError("udr: every model must encode the same observations, got "
+                             f"{[len(r) for r in reps]} rows")
+    if kl is not None and (len(kl) != len(reps)
+                           or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
         raise DisentlitError("udr: kl must give one value per latent for every model")
-    keep = [np.ones(r.shape[1], bool) for r in reps] if kl is None else [np.asarray(k) > kl_threshold for k in kl]
+    keep = ([np.ones(r.shape[1], bool) for r in reps] if kl is None
+            else [np.asarray(k) > kl_threshold for k in kl])
     reps = [standardise_columns(r, r)[0] * m for r, m in zip(reps, keep)]
     M = len(reps)
     pair = np.zeros((M, M))
