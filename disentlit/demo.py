@@ -35,7 +35,7 @@ HOW_TO_CITE = ("To cite disentlit itself, use CITATION.cff at the root of its re
 # %% ../nbs/08e_demo.ipynb #ac35713e
 DEMO_STEPS, DEMO_BATCH = 2000, 128     # the demo runs' steps and batch: the smallest regime in which both learn
 QUICK = dict(steps=10, pairs=1000, traversals=32,                 # `--quick`: a check that everything runs
-             metric_params=dict(mig=dict(num_train=2000), dci=dict(num_train=2000, num_test=1000)))
+             metric_params=dict(mig=dict(num_train=1000), dci=dict(num_train=1000, num_test=500)))
 
 # %% ../nbs/08e_demo.ipynb #debcbc1c
 def demo_spec(steps: int = DEMO_STEPS,        # training steps of each run

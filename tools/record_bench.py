@@ -34,12 +34,12 @@ def run_bench(command: list[str]) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage="%(prog)s RECORD [--note NOTE] -- COMMAND")
     p.add_argument("record", type=Path, help="the .jsonl file a line is appended to (made with its folder if missing)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- disentlit bench ...")
     p.add_argument("--note", default="", help="what the reader should know (e.g. 'a sweep running beside it')")
-    a = p.parse_args(argv)
-    command = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if "--" not in argv: p.error("the command goes after --: -- disentlit bench ...")
+    a, command = p.parse_args(argv[:argv.index("--")]), argv[argv.index("--") + 1:]
     if a.record.suffix != ".jsonl": p.error(f"the record is a .jsonl file, got {a.record}")
     import torch
     import disentlit
