@@ -13,13 +13,14 @@ from typing import Sequence
 
 import numpy as np
 
-from .core import check_seed, ChecksumError, CorruptFile, data_dir, DisentlitError, text_table
+from .core import (check_seed, ChecksumError, CorruptFile, data_dir, DisentlitError,
+                            text_table)
 from .data import GroundTruthData, Sprites, XYObject, XYSquares
-from .data_files import (check_cache, download, DSprites, dsprites_example, FileDataset, RawFile, Shapes3D,
-                                  shapes3d_example, SOURCES, verify)
-from .datasets import (Cars3D, cars3d_example, ColorDSprites, ColorSprites, mpi3d_example, MPI3D_SETS,
-                                MPI3DReal, MPI3DRealistic, MPI3DToy, NoisyDSprites, NoisySprites, SmallNORB,
-                                smallnorb_example)
+from .data_files import (check_cache, download, DSprites, dsprites_example, FileDataset,
+                                  RawFile, Shapes3D, shapes3d_example, SOURCES, verify)
+from .datasets import (Cars3D, cars3d_example, ColorDSprites, ColorSprites, mpi3d_example,
+                                MPI3D_SETS, MPI3DReal, MPI3DRealistic, MPI3DToy, NoisyDSprites,
+                                NoisySprites, SmallNORB, smallnorb_example)
 
 # %% auto #0
 __all__ = ['EXAMPLE_SIZES', 'DATASETS', 'VIEW_PARAMS', 'write_example_source', 'convert', 'prepare', 'Relabelled', 'Fixed',
@@ -27,56 +28,69 @@ __all__ = ['EXAMPLE_SIZES', 'DATASETS', 'VIEW_PARAMS', 'write_example_source', '
 
 # %% ../nbs/01e_catalog.ipynb #c6e0b021
 EXAMPLE_SIZES = {"dsprites": (2, 2, 2, 2, 2), "shapes3d": (2, 2, 2, 2, 2, 2), "cars3d": (2, 3, 2),
-                 "smallnorb": (2, 2, 2, 2, 2), **{f"mpi3d_{s}": (2, 2, 2, 1, 1, 2, 3) for s in MPI3D_SETS}}
+                 "smallnorb": (2, 2, 2, 2, 2),
+                 **{f"mpi3d_{s}": (2, 2, 2, 1, 1, 2, 3) for s in MPI3D_SETS}}
 _EXAMPLES = {"dsprites": dsprites_example, "shapes3d": shapes3d_example, "cars3d": cars3d_example,
              "smallnorb": smallnorb_example,
              **{f"mpi3d_{s}": partial(mpi3d_example, name=f"mpi3d_{s}") for s in MPI3D_SETS}}
 
+# %% ../nbs/01e_catalog.ipynb #f9aba4e4
 def write_example_source(
     name: str, # a file-backed dataset: dsprites, shapes3d, cars3d, smallnorb, mpi3d_toy, ...
     folder: str | Path, # where the file(s) go
     sizes: Sequence[int] | None = None, # the factor sizes (default: `EXAMPLE_SIZES[name]`)
     seed: int = 0, # the seed of the shuffle
 ) -> Path: # what `prepare` takes as `source`: the file, or SmallNORB's folder
-    "A small source of dataset `name` in its official format (shuffled, each image encoding its index), for tests."
-    if name not in _EXAMPLES: raise DisentlitError(f"no example source for {name!r}; accepted: {', '.join(_EXAMPLES)}")
+    """A small source of dataset `name` in its official format
+    (shuffled, each image encoding its index), for tests."""
+    if name not in _EXAMPLES:
+        raise DisentlitError(f"no example source for {name!r}; accepted: {', '.join(_EXAMPLES)}")
     folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
     return _EXAMPLES[name](folder, tuple(sizes or EXAMPLE_SIZES[name]), np.random.default_rng(seed))
 
 # %% ../nbs/01e_catalog.ipynb #a788ff72
 DATASETS: dict[str, type[GroundTruthData]] = {
-    c.name: c for c in (XYSquares, XYObject, Sprites, DSprites, Shapes3D, Cars3D, SmallNORB, MPI3DToy,
-                        MPI3DRealistic, MPI3DReal, ColorDSprites, NoisyDSprites, ColorSprites, NoisySprites)}
+    c.name: c for c in (XYSquares, XYObject, Sprites, DSprites, Shapes3D, Cars3D, SmallNORB,
+                        MPI3DToy, MPI3DRealistic, MPI3DReal, ColorDSprites, NoisyDSprites,
+                        ColorSprites, NoisySprites)}
 
 # %% ../nbs/01e_catalog.ipynb #cd8a4e41
 def _file_class(name: str) -> type[FileDataset]:
-    "The class whose files dataset `name` reads: its own, or for a variant (colour dSprites) its base's."
+    """The class whose files dataset `name` reads:
+    its own, or for a variant (colour dSprites) its base's."""
     cls = DATASETS.get(name)
-    if cls is not None and issubclass(getattr(cls, "base_class", GroundTruthData), FileDataset): cls = cls.base_class
+    if cls is not None and issubclass(getattr(cls, "base_class", GroundTruthData), FileDataset):
+        cls = cls.base_class
     if cls is None or not issubclass(cls, FileDataset):
         files = [n for n, c in DATASETS.items() if issubclass(c, FileDataset)]
         what = "is synthetic and needs no files" if cls else "is not a dataset"
         raise DisentlitError(f"{name!r} {what}; datasets with files: {', '.join(files)}")
     return cls
 
+# %% ../nbs/01e_catalog.ipynb #e5f16a75
 def _locate(name: str, source: str | Path) -> list[Path]:
-    "The raw files of `name` given by the user: one file, or a folder holding them under their official names."
+    """The raw files of `name` given by the user:
+    one file, or a folder holding them under their official names."""
     source, specs = Path(source), SOURCES[name]
     if source.is_file() and len(specs) == 1: return [source]
     files = [source / s.filename for s in specs] if source.is_dir() else []
     if not files or not all(f.is_file() for f in files):
-        want = specs[0].filename if len(specs) == 1 else f"a folder holding {', '.join(s.filename for s in specs)}"
+        want = (specs[0].filename if len(specs) == 1
+                else f"a folder holding {', '.join(s.filename for s in specs)}")
         raise DisentlitError(f"--source {source}: expected {want}"
                              + (" (or a folder holding it)" if len(specs) == 1 else ""))
     return files
 
+# %% ../nbs/01e_catalog.ipynb #d6460bef
 def convert(
     name: str, # a file-backed dataset
     source: str | Path, # its raw file, or a folder holding its raw files
     root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
-    sizes: Sequence[int] | None = None, # the factor sizes of the source (default: the real dataset's)
+    # the factor sizes of the source (default: the real dataset's)
+    sizes: Sequence[int] | None = None,
 ) -> Path: # the (main) cache
-    "Convert raw files (`source`: a file or folder) of dataset `name` into its cache under `root`; no checksums."
+    """Convert raw files (`source`: a file or folder) of dataset `name`
+    into its cache under `root`; no checksums."""
     cls = _file_class(name)
     return cls.convert(_locate(cls.name, source), Path(root or data_dir()), sizes)
 
@@ -99,9 +113,10 @@ def prepare(
     root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
     force: bool = False, # convert again even if the cache exists
 ) -> Path: # the (main) cache
-    "Make the cache of dataset `name`: from `source` files or a download, checksums verified. Returns its path."
+    """Make the cache of dataset `name`: from `source` files or a download,
+    checksums verified. Returns its path."""
     cls, root = _file_class(name), Path(root or data_dir())
-    name, caches = cls.name, cls.cache_files(root)                  # a variant (color_dsprites) prepares its base
+    name, caches = cls.name, cls.cache_files(root)    # a variant (color_dsprites) prepares its base
     if not force and all(c.exists() for c in caches):
         for c in caches: check_cache(c, name, thorough=True)
         return caches[0]
@@ -111,26 +126,32 @@ def prepare(
 
 # %% ../nbs/01e_catalog.ipynb #75d17627
 def _check_perms(perms, sizes) -> list[np.ndarray]:
-    "One permutation of 0..f-1 per factor of sizes `sizes`, as int64 arrays; `DisentlitError` otherwise."
+    """One permutation of 0..f-1 per factor of sizes `sizes`, as int64 arrays;
+    `DisentlitError` otherwise."""
     if len(perms) != len(sizes):
         raise DisentlitError(f"need one permutation per factor ({len(sizes)}), got {len(perms)}")
     out = [np.asarray(p, dtype=np.int64).reshape(-1) for p in perms]
     for k, (p, f) in enumerate(zip(out, sizes)):
         if len(p) != f or not (np.sort(p) == np.arange(f)).all():
-            raise DisentlitError(f"the permutation of factor {k} must hold each of 0..{f - 1} once, got {p.tolist()}")
+            raise DisentlitError(f"the permutation of factor {k} must hold each of 0..{f - 1} "
+                                 f"once, got {p.tolist()}")
     return out
 
 class Relabelled(GroundTruthData):
-    "`data` with each factor's values renamed: the observation at position p is `data`'s at (perms[k][p[k]])_k."
+    """`data` with each factor's values renamed:
+    the observation at position p is `data`'s at (perms[k][p[k]])_k."""
     def __init__(self,
                  data: GroundTruthData, # the dataset
                  perms: Sequence | None = None, # one permutation of 0..f-1 per factor
-                 seed: int | None = None): # or: draw them, `numpy.random.default_rng(seed).permutation(f)` per factor
-        if (perms is None) == (seed is None): raise DisentlitError("give the permutations or a seed, not both")
+                 # or: draw them, `numpy.random.default_rng(seed).permutation(f)` per factor
+                 seed: int | None = None):
+        if (perms is None) == (seed is None):
+            raise DisentlitError("give the permutations or a seed, not both")
         if seed is not None:
             rng = np.random.default_rng(check_seed(seed, "relabel_seed"))
             perms = [rng.permutation(f) for f in data.sizes]
-        self.data, self.perms, self.seed, self.name = data, _check_perms(perms, data.sizes), seed, data.name
+        self.data, self.perms, self.seed, self.name = \
+            data, _check_perms(perms, data.sizes), seed, data.name
         super().__init__(data.names, data.sizes, data.obs_shape)
 
     @property
@@ -141,46 +162,57 @@ class Relabelled(GroundTruthData):
     def base_idx(self, idx: np.ndarray) -> np.ndarray:
         "`data`'s indices of the observations at indices `idx` of this dataset."
         pos = self.idx_to_pos(idx)
-        return self.data.pos_to_idx(np.stack([p[pos[..., k]] for k, p in enumerate(self.perms)], -1))
+        return self.data.pos_to_idx(
+            np.stack([p[pos[..., k]] for k, p in enumerate(self.perms)], -1))
 
     def _obs(self, idx): return self.data._obs(self.base_idx(idx))
     def _float_obs(self, idx, device=None, mean=None, std=None):
         return self.data._float_obs(self.base_idx(idx), device, mean, std)
-    def _exact_moments(self): return self.data.moments()          # the same images: the same statistics
+    def _exact_moments(self): return self.data.moments()      # the same images: the same statistics
 
 # %% ../nbs/01e_catalog.ipynb #eff5e657
 def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
-    "`{factor: value}` or 'factor=value[,...]' as {factor index: value}, each checked against `data`'s factors."
+    """`{factor: value}` or 'factor=value[,...]' as {factor index: value},
+    each checked against `data`'s factors."""
     if isinstance(fixed, str):
         items = [s.partition("=") for s in fixed.split(",") if s.strip()]
         if not items or any(not eq for _, eq, _ in items):
             raise DisentlitError(f"fixed takes factor=value[,factor=value...], got {fixed!r}")
         names = [k.strip() for k, _, _ in items]
         if twice := next((k for i, k in enumerate(names) if k in names[:i]), None):
-            raise DisentlitError(f"fixed gives factor {twice!r} twice in {fixed!r}; give each factor once")
+            raise DisentlitError(f"fixed gives factor {twice!r} twice in {fixed!r}; "
+                                 "give each factor once")
         fixed = {k.strip(): v.strip() for k, _, v in items}
     if not isinstance(fixed, dict) or not fixed:
-        raise DisentlitError(f"fixed takes a mapping {{factor: value}} or 'factor=value[,...]', got {fixed!r}")
+        raise DisentlitError(f"fixed takes a mapping {{factor: value}} or 'factor=value[,...]', "
+                             f"got {fixed!r}")
     out = {}
     for factor, value in fixed.items():
         k, v = data.factor_index(factor), value
-        if k in out: raise DisentlitError(f"fixed gives factor {data.names[k]!r} twice (by name and by index)")
+        if k in out:
+            raise DisentlitError(f"fixed gives factor {data.names[k]!r} twice "
+                                 "(by name and by index)")
         if isinstance(v, str) and v.strip().isdigit(): v = int(v)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < data.sizes[k]:
-            raise DisentlitError(f"fixed {data.names[k]}: the value must be a position in 0..{data.sizes[k] - 1}, "
-                                 f"got {v!r}")
+        if (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+                or not 0 <= v < data.sizes[k]):
+            raise DisentlitError(f"fixed {data.names[k]}: the value must be a position in "
+                                 f"0..{data.sizes[k] - 1}, got {v!r}")
         out[k] = int(v)
-    if len(out) == data.num_factors: raise DisentlitError("fixed holds every factor: at least one must vary")
+    if len(out) == data.num_factors:
+        raise DisentlitError("fixed holds every factor: at least one must vary")
     return out
 
+# %% ../nbs/01e_catalog.ipynb #b36c6da6
 class Fixed(GroundTruthData):
-    "`data` with some factors held at one value each (`{factor: value}` or 'factor=value,...'); they leave the factors."
+    """`data` with some factors held at one value each
+    (`{factor: value}` or 'factor=value,...'); they leave the factors."""
     def __init__(self,
                  data: GroundTruthData, # the dataset
                  fixed: dict | str): # the factors held, and their values (positions)
         self.data, self.fixed, self.name = data, _parse_fixed(fixed, data), data.name
         self.keep = [k for k in range(data.num_factors) if k not in self.fixed]
-        super().__init__([data.names[k] for k in self.keep], [data.sizes[k] for k in self.keep], data.obs_shape)
+        super().__init__([data.names[k] for k in self.keep], [data.sizes[k] for k in self.keep],
+                         data.obs_shape)
 
     @property
     def params(self) -> dict:
@@ -205,18 +237,22 @@ def dataset_params(
 ) -> list[str]:
     "The constructor parameters of dataset `name`."
     sig = inspect.signature(DATASETS[name].__init__)
-    return [p.name for p in list(sig.parameters.values())[1:] if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [p.name for p in list(sig.parameters.values())[1:]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 # %% ../nbs/01e_catalog.ipynb #38e26ff2
-VIEW_PARAMS = ("fixed", "relabel_seed")      # parameters every dataset takes: `Fixed` first, then `Relabelled`
+# parameters every dataset takes: `Fixed` first, then `Relabelled`
+VIEW_PARAMS = ("fixed", "relabel_seed")
 
 def get_dataset(
     name: str, # a dataset's name in `DATASETS`
-    **params, # its constructor's parameters (`dataset_params(name)`), and `fixed`, `relabel_seed` (its views)
+    # its constructor's parameters (`dataset_params(name)`), and `fixed`, `relabel_seed` (its views)
+    **params,
 ) -> GroundTruthData:
-    """The dataset `name` built with `params`, held at `fixed` (`Fixed`) and relabelled by `relabel_seed`
-    (`Relabelled`) when given; `DisentlitError` naming what is accepted otherwise."""
-    if name not in DATASETS: raise DisentlitError(f"unknown dataset {name!r}; accepted: {', '.join(DATASETS)}")
+    """The dataset `name` built with `params`, held at `fixed` (`Fixed`) and relabelled by
+    `relabel_seed` (`Relabelled`) when given; `DisentlitError` naming what is accepted otherwise."""
+    if name not in DATASETS:
+        raise DisentlitError(f"unknown dataset {name!r}; accepted: {', '.join(DATASETS)}")
     accepted = dataset_params(name)
     if unknown := [k for k in params if k not in accepted and k not in VIEW_PARAMS]:
         raise DisentlitError(f"dataset {name!r} has no parameter {', '.join(map(repr, unknown))}; "
@@ -232,29 +268,36 @@ def get_dataset(
 def list_datasets(
     root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
 ) -> list[dict]:
-    "Name, factors, size, observation shape, kind and availability of every dataset, without opening files."
+    """Name, factors, size, observation shape, kind and availability of every dataset,
+    without opening files."""
     rows = []
     for name, cls in DATASETS.items():
-        if issubclass(files := getattr(cls, "base_class", cls), FileDataset):     # a variant lists its base's files
-            names, sizes, shape, kind = files.factor_names, files.factor_sizes, cls.obs_shape, "file"
+        # a variant lists its base's files
+        if issubclass(files := getattr(cls, "base_class", cls), FileDataset):
+            names, sizes, shape, kind = \
+                files.factor_names, files.factor_sizes, cls.obs_shape, "file"
             try: available, corrupt = all(p.exists() and check_cache(p, files.name)
                                           for p in files.cache_files(root)), False
             except CorruptFile: available, corrupt = False, True
         else:
             data = cls()
-            names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape, "synthetic",
-                                                             True, False)
-        rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes), num_obs=math.prod(sizes),
-                         obs_shape=list(shape), kind=kind, available=available, corrupt=corrupt))
+            names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape,
+                                                             "synthetic", True, False)
+        rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes),
+                         num_obs=math.prod(sizes), obs_shape=list(shape), kind=kind,
+                         available=available, corrupt=corrupt))
     return rows
 
 # %% ../nbs/01e_catalog.ipynb #ceff2d2f
 def datasets_table(rows: list[dict],     # `list_datasets()`
                    ) -> str:
-    "The datasets as a table: name, kind, whether available (or how to make it so), size, shape, factors."
+    """The datasets as a table: name, kind, whether available (or how to make it so),
+    size, shape, factors."""
     return text_table([["name", "kind", "available", "observations", "shape", "factors"]] +
                       [[d["name"], d["kind"], "yes" if d["available"] else
-                        f"no, damaged (disentlit datasets --prepare {d['name']} --force)" if d.get("corrupt") else
+                        f"no, damaged (disentlit datasets --prepare {d['name']} --force)"
+                        if d.get("corrupt") else
                         f"no (disentlit datasets --prepare {d['name']})",
                         f"{d['num_obs']:,}", "x".join(map(str, d["obs_shape"])),
-                        " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))] for d in rows])
+                        " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))]
+                       for d in rows])

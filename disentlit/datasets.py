@@ -19,23 +19,47 @@ import numpy as np
 
 from .core import CorruptFile, data_dir, DisentlitError
 from .data import channel_moments, GroundTruthData, Sprites
-from .data_files import (copy_in_order, DSprites, factor_order, FileDataset, grid_positions, NORB_TEST,
-                                  NORB_TRAIN, reading, resize_images, SOURCES, writing_cache)
+from .data_files import (copy_in_order, DSprites, factor_order, FileDataset,
+                                  grid_positions, NORB_TEST, NORB_TRAIN, reading, resize_images,
+                                  SOURCES, writing_cache)
 
 # %% auto #0
 __all__ = ['CARS3D_NAMES', 'CARS3D_SIZES', 'SMALLNORB_NAMES', 'SMALLNORB_SIZES', 'SPLITS', 'MPI3D_NAMES', 'MPI3D_SIZES',
-           'MPI3D_SETS', 'SPRITE_VARIANTS', 'convert_cars3d', 'Cars3D', 'cars3d_example', 'read_norb_matrix',
-           'write_norb_matrix', 'convert_smallnorb', 'SmallNORB', 'smallnorb_example', 'convert_mpi3d', 'MPI3D',
-           'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal', 'mpi3d_example', 'hash_uniform', 'SpriteVariant', 'ColorSprites',
+           'MPI3D_SETS', 'SPRITE_VARIANTS', 'cars3d_example', 'convert_cars3d', 'Cars3D', 'read_norb_matrix',
+           'write_norb_matrix', 'smallnorb_example', 'convert_smallnorb', 'SmallNORB', 'mpi3d_example', 'convert_mpi3d',
+           'MPI3D', 'MPI3DToy', 'MPI3DRealistic', 'MPI3DReal', 'hash_uniform', 'SpriteVariant', 'ColorSprites',
            'NoisySprites', 'ColorDSprites', 'NoisyDSprites']
 
-# %% ../nbs/01d_datasets.ipynb #111d7019
+# %% ../nbs/01d_datasets.ipynb #d2a1ee3b
+def cars3d_example(folder: Path, sizes, rng) -> Path:
+    from scipy.io import savemat
+    E, A, O = sizes
+    names = [f"car_{i:03d}_mesh" for i in rng.permutation(O) + 1]       # list.txt order, not sorted
+    path = folder / SOURCES["cars3d"][0].filename
+    with tarfile.open(path, "w:gz") as tar:
+        def add(name, data: bytes):
+            info = tarfile.TarInfo(name); info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        add("data/cars/list.txt", "\n".join(names).encode() + b"\n")
+        for o, name in sorted(enumerate(names), key=lambda t: t[1]):
+            # (E, A) C-order indices
+            i = (np.arange(E)[:, None] * A + np.arange(A)[None, :]) * O + o
+            im = np.zeros((128, 128, 3, A, E), np.uint8)
+            im[:, :, 0], im[:, :, 1] = (i.T % 256)[None, None], (i.T // 256)[None, None]
+            buf = io.BytesIO(); savemat(buf, {"im": im, "mask": im[:, :, 0]})
+            add(f"data/cars/{name}.mat", buf.getvalue())
+        buf = io.BytesIO(); savemat(buf, {"shapes": np.zeros((4, 4))})
+        add("data/shapes48.mat", buf.getvalue())
+    return path
+
+# %% ../nbs/01d_datasets.ipynb #f3052ea8
 CARS3D_NAMES = ("elevation", "azimuth", "object_type")
 CARS3D_SIZES = (4, 24, 183)
 _CAR = re.compile(r"(?:^|/)(car_[^/]*_mesh)\.mat$")
 
 def _car_models(tar: tarfile.TarFile) -> tuple[dict[str, int], list[tarfile.TarInfo]]:
-    "Model name -> object index (from `list.txt`, else sorted), and the model members in archive order."
+    """Model name -> object index (from `list.txt`, else sorted), and the model members
+    in archive order."""
     members = [m for m in tar.getmembers() if m.isfile() and _CAR.search(m.name)]
     lists = [m for m in tar.getmembers() if m.isfile() and m.name.endswith("cars/list.txt")]
     names = sorted(_CAR.search(m.name).group(1) for m in members)
@@ -43,6 +67,7 @@ def _car_models(tar: tarfile.TarFile) -> tuple[dict[str, int], list[tarfile.TarI
         names = [s for s in tar.extractfile(lists[0]).read().decode().split() if s]
     return {n: i for i, n in enumerate(names)}, members
 
+# %% ../nbs/01d_datasets.ipynb #db8134d1
 def convert_cars3d(
     src: str | Path, # the official `nips2015-analogy-data.tar.gz`
     out: str | Path, # the cache to write
@@ -56,45 +81,28 @@ def convert_cars3d(
         index, members = _car_models(tar)
         found = sorted(_CAR.search(m.name).group(1) for m in members)
         if len(index) != O or sorted(index) != found:
-            raise CorruptFile(f"{src}: expected {O} car models listed in cars/list.txt, found {len(found)} files for "
-                              f"{len(index)} names")
+            raise CorruptFile(f"{src}: expected {O} car models listed in cars/list.txt, found "
+                              f"{len(found)} files for {len(index)} names")
         with writing_cache(out, "cars3d", CARS3D_NAMES, sizes, 3) as obs:
             for m in members:
                 try: im = loadmat(io.BytesIO(tar.extractfile(m).read()))["im"]
-                except MatReadError as e: raise CorruptFile(f"{src}: {m.name} is not a MATLAB file ({e})") from None
+                except MatReadError as e:
+                    raise CorruptFile(f"{src}: {m.name} is not a MATLAB file ({e})") from None
                 if im.ndim != 5 or im.shape[2:] != (3, A, E) or im.dtype != np.uint8:
-                    raise CorruptFile(f"{m.name}: expected im of uint8 (H, W, 3, {A}, {E}), got {im.dtype} {im.shape}")
-                imgs = resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))  # (elevation, azimuth)
+                    raise CorruptFile(f"{m.name}: expected im of uint8 (H, W, 3, {A}, {E}), got "
+                                      f"{im.dtype} {im.shape}")
+                # images in (elevation, azimuth) order
+                imgs = resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))
                 for k, i in enumerate(np.arange(E * A) * O + index[_CAR.search(m.name).group(1)]):
                     obs[i] = imgs[k]
     return Path(out)
 
 # %% ../nbs/01d_datasets.ipynb #146747e5
 class Cars3D(FileDataset):
-    "Cars3D (Reed et al., 2015): elevation, azimuth and model of a rendered car; RGB, resized 128 -> 64."
+    """Cars3D (Reed et al., 2015): elevation, azimuth and model of a rendered car;
+    RGB, resized 128 -> 64."""
     name, factor_names, factor_sizes, obs_shape = "cars3d", CARS3D_NAMES, CARS3D_SIZES, (64, 64, 3)
     converter = staticmethod(convert_cars3d)
-
-# %% ../nbs/01d_datasets.ipynb #d2a1ee3b
-def cars3d_example(folder: Path, sizes, rng) -> Path:
-    from scipy.io import savemat
-    E, A, O = sizes
-    names = [f"car_{i:03d}_mesh" for i in rng.permutation(O) + 1]        # list.txt order, not sorted
-    path = folder / SOURCES["cars3d"][0].filename
-    with tarfile.open(path, "w:gz") as tar:
-        def add(name, data: bytes):
-            info = tarfile.TarInfo(name); info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        add("data/cars/list.txt", "\n".join(names).encode() + b"\n")
-        for o, name in sorted(enumerate(names), key=lambda t: t[1]):
-            i = (np.arange(E)[:, None] * A + np.arange(A)[None, :]) * O + o          # (E, A) C-order indices
-            im = np.zeros((128, 128, 3, A, E), np.uint8)
-            im[:, :, 0], im[:, :, 1] = (i.T % 256)[None, None], (i.T // 256)[None, None]
-            buf = io.BytesIO(); savemat(buf, {"im": im, "mask": im[:, :, 0]})
-            add(f"data/cars/{name}.mat", buf.getvalue())
-        buf = io.BytesIO(); savemat(buf, {"shapes": np.zeros((4, 4))})
-        add("data/shapes48.mat", buf.getvalue())
-    return path
 
 # %% ../nbs/01d_datasets.ipynb #fa3e32cf
 _NORB_TYPES = {0x1E3D4C55: np.dtype(np.uint8), 0x1E3D4C54: np.dtype("<i4")}
@@ -111,8 +119,8 @@ def read_norb_matrix(
         dims = tuple(np.frombuffer(buf, "<i4", count=ndim, offset=8))
         start, dtype = 8 + 4 * max(3, ndim), _NORB_TYPES[magic]
         if len(buf) != start + math.prod(dims) * dtype.itemsize:
-            raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a {dtype} matrix of "
-                              f"shape {dims}")
+            raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a "
+                              f"{dtype} matrix of shape {dims}")
         return np.frombuffer(buf, dtype, offset=start).reshape(dims)
 
 # %% ../nbs/01d_datasets.ipynb #836cdad6
@@ -120,70 +128,18 @@ def write_norb_matrix(
     path: str | Path, # the file, gzip-compressed if its name ends in .gz
     arr: np.ndarray, # a uint8 or int32 array
 ):
-    "Write `arr` (uint8 or int32) in NYU's binary matrix format, gzip-compressed if `path` ends in .gz."
+    """Write `arr` (uint8 or int32) in NYU's binary matrix format,
+    gzip-compressed if `path` ends in .gz."""
     magic = {np.dtype(np.uint8): 0x1E3D4C55, np.dtype(np.int32): 0x1E3D4C54}[arr.dtype]
     dims = list(arr.shape) + [1] * max(0, 3 - arr.ndim)
     data = (np.array([magic, arr.ndim, *dims], "<i4").tobytes()
             + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
     with (gzip.open if str(path).endswith(".gz") else open)(path, "wb") as f: f.write(data)
 
-# %% ../nbs/01d_datasets.ipynb #f155dd56
+# %% ../nbs/01d_datasets.ipynb #d734af09
 SMALLNORB_NAMES = ("category", "instance", "elevation", "rotation", "lighting")
 SMALLNORB_SIZES = (5, 5, 9, 18, 6)
 SPLITS = ("train", "test")
-
-def convert_smallnorb(
-    dat: str | Path, # the `-dat` file: images (N, 2, 96, 96)
-    cat: str | Path, # the `-cat` file: categories (N,)
-    info: str | Path, # the `-info` file: instance, elevation, azimuth, lighting (N, 4)
-    out: str | Path, # the cache to write
-    sizes: Sequence[int] = SMALLNORB_SIZES, # the factor sizes the split must have
-    block: int = 2048, # observations copied at a time
-) -> Path: # `out`
-    "One SmallNORB split (`-dat`, `-cat`, `-info` files) -> HDF5 cache at `out`: left camera, resized to 64x64."
-    images, category, details = read_norb_matrix(dat), read_norb_matrix(cat), read_norb_matrix(info)
-    if images.ndim != 4 or images.shape[1] != 2 or details.shape != (len(category), 4) or len(images) != len(category):
-        raise CorruptFile(f"{dat}: expected images (N, 2, H, W), categories (N,) and info (N, 4), "
-                          f"got {images.shape}, {category.shape} and {details.shape}")
-    order = factor_order(np.column_stack([category, details]), SMALLNORB_NAMES, sizes, info)
-    with writing_cache(out, "smallnorb", SMALLNORB_NAMES, sizes, 1) as obs:
-        copy_in_order(obs, order, lambda i: resize_images(images[i, 0, :, :, None]), block)
-    return Path(out)
-
-# %% ../nbs/01d_datasets.ipynb #61c5e819
-class SmallNORB(FileDataset):
-    "SmallNORB (LeCun et al., 2004), one split: category, instance, elevation, rotation, lighting; grey, 96 -> 64."
-    name, factor_names, factor_sizes, obs_shape = "smallnorb", SMALLNORB_NAMES, SMALLNORB_SIZES, (64, 64, 1)
-
-    def __init__(self,
-                 split: str = "train", # 'train' (instances 4, 6, 7, 8, 9) or 'test' (0, 1, 2, 3, 5)
-                 root: str | Path | None = None): # the folder of the caches (default: `data_dir()`)
-        if split not in SPLITS: raise DisentlitError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-        self.split = split
-        super().__init__(root)
-
-    @classmethod
-    def cache_path(cls,
-                   root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
-                   split: str = "train", # the split
-                  ) -> Path:
-        "Where the cache of `split` lives under `root` (default `data_dir()`)."
-        return Path(root or data_dir()) / f"smallnorb_{split}.h5"
-
-    @classmethod
-    def cache_files(cls, root: str | Path | None = None) -> list[Path]: return [cls.cache_path(root, s) for s in SPLITS]
-
-    def _path(self, root) -> Path: return self.cache_path(root, self.split)
-
-    @property
-    def params(self) -> dict: return dict(split=self.split, **super().params)
-
-    @classmethod
-    def convert(cls, files, root, sizes=None):
-        "Both splits; the six files in `SOURCES['smallnorb']` order (train dat, cat, info, then test)."
-        for k, split in enumerate(SPLITS):
-            convert_smallnorb(*files[3 * k:3 * k + 3], cls.cache_path(root, split), sizes or cls.factor_sizes)
-        return cls.cache_path(root, "train")
 
 # %% ../nbs/01d_datasets.ipynb #7c1bcbc0
 _NORB_INSTANCES = {"train": (4, 6, 7, 8, 9), "test": (0, 1, 2, 3, 5)}
@@ -194,30 +150,111 @@ def smallnorb_example(folder: Path, sizes, rng) -> Path:
         perm = rng.permutation(n)
         left = np.broadcast_to(np.arange(n, dtype=np.uint8)[:, None, None], (n, 96, 96))
         dat = np.stack([left, 255 - left], axis=1)
-        info = np.stack([np.array(_NORB_INSTANCES[split])[pos[:, 1]], pos[:, 2], 2 * pos[:, 3], pos[:, 4]], axis=1)
+        info = np.stack([np.array(_NORB_INSTANCES[split])[pos[:, 1]], pos[:, 2], 2 * pos[:, 3],
+                         pos[:, 4]], axis=1)
         write_norb_matrix(folder / f"{stem}-dat.mat.gz", dat[perm])
         write_norb_matrix(folder / f"{stem}-cat.mat.gz", pos[perm, 0].astype(np.int32))
         write_norb_matrix(folder / f"{stem}-info.mat.gz", info[perm].astype(np.int32))
     return folder
 
-# %% ../nbs/01d_datasets.ipynb #02f00227
+# %% ../nbs/01d_datasets.ipynb #0308337d
+def convert_smallnorb(
+    dat: str | Path, # the `-dat` file: images (N, 2, 96, 96)
+    cat: str | Path, # the `-cat` file: categories (N,)
+    info: str | Path, # the `-info` file: instance, elevation, azimuth, lighting (N, 4)
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = SMALLNORB_SIZES, # the factor sizes the split must have
+    block: int = 2048, # observations copied at a time
+) -> Path: # `out`
+    """One SmallNORB split (`-dat`, `-cat`, `-info` files) -> HDF5 cache at `out`:
+    left camera, resized to 64x64."""
+    images, category, details = read_norb_matrix(dat), read_norb_matrix(cat), read_norb_matrix(info)
+    if (images.ndim != 4 or images.shape[1] != 2 or details.shape != (len(category), 4)
+            or len(images) != len(category)):
+        raise CorruptFile(f"{dat}: expected images (N, 2, H, W), categories (N,) and info (N, 4), "
+                          f"got {images.shape}, {category.shape} and {details.shape}")
+    order = factor_order(np.column_stack([category, details]), SMALLNORB_NAMES, sizes, info)
+    with writing_cache(out, "smallnorb", SMALLNORB_NAMES, sizes, 1) as obs:
+        copy_in_order(obs, order, lambda i: resize_images(images[i, 0, :, :, None]), block)
+    return Path(out)
+
+# %% ../nbs/01d_datasets.ipynb #61c5e819
+class SmallNORB(FileDataset):
+    """SmallNORB (LeCun et al., 2004), one split: category, instance, elevation, rotation,
+    lighting; grey, 96 -> 64."""
+    name, factor_names, factor_sizes, obs_shape = \
+        "smallnorb", SMALLNORB_NAMES, SMALLNORB_SIZES, (64, 64, 1)
+
+    def __init__(self,
+                 split: str = "train", # 'train' (instances 4, 6, 7, 8, 9) or 'test' (0, 1, 2, 3, 5)
+                 root: str | Path | None = None): # the folder of the caches (default: `data_dir()`)
+        if split not in SPLITS:
+            raise DisentlitError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        self.split = split
+        super().__init__(root)
+
+    @classmethod
+    def cache_path(cls,
+                   # the folder of the caches (default: `data_dir()`)
+                   root: str | Path | None = None,
+                   split: str = "train", # the split
+                  ) -> Path:
+        "Where the cache of `split` lives under `root` (default `data_dir()`)."
+        return Path(root or data_dir()) / f"smallnorb_{split}.h5"
+
+    @classmethod
+    def cache_files(cls, root: str | Path | None = None) -> list[Path]:
+        return [cls.cache_path(root, s) for s in SPLITS]
+
+    def _path(self, root) -> Path: return self.cache_path(root, self.split)
+
+    @property
+    def params(self) -> dict: return dict(split=self.split, **super().params)
+
+    @classmethod
+    def convert(cls, files, root, sizes=None):
+        """Both splits; the six files in `SOURCES['smallnorb']` order
+        (train dat, cat, info, then test)."""
+        for k, split in enumerate(SPLITS):
+            convert_smallnorb(*files[3 * k:3 * k + 3], cls.cache_path(root, split),
+                              sizes or cls.factor_sizes)
+        return cls.cache_path(root, "train")
+
+# %% ../nbs/01d_datasets.ipynb #8d1ae37b
 MPI3D_NAMES = ("object_color", "object_shape", "object_size", "camera_height", "background_color",
                "horizontal_axis", "vertical_axis")
 MPI3D_SIZES = (6, 6, 2, 3, 3, 40, 40)
 MPI3D_SETS = ("toy", "realistic", "real")
 
+# %% ../nbs/01d_datasets.ipynb #42f26503
+def mpi3d_example(folder: Path, sizes, rng, name: str = "mpi3d_toy") -> Path:
+    n = math.prod(sizes)
+    images = np.zeros((n, 64, 64, 3), np.uint8)
+    images[..., 0], images[..., 1] = ((np.arange(n) % 256)[:, None, None],
+                                      (np.arange(n) // 256)[:, None, None])
+    images[..., 2] = (40 * grid_positions(sizes)[:, 0])[:, None, None]
+    path = folder / SOURCES[name][0].filename
+    np.savez(path, images=images)
+    return path
+
+# %% ../nbs/01d_datasets.ipynb #aae5259a
 class _Rows:
-    "What `channel_moments` reads of a dataset, over an array of observations: its length, shape, name and rows."
-    def __init__(self, ds, name: str): self.ds, self.name, self.obs_shape = ds, name, tuple(ds.shape[1:])
+    """What `channel_moments` reads of a dataset, over an array of observations:
+    its length, shape, name and rows."""
+    def __init__(self, ds, name: str):
+        self.ds, self.name, self.obs_shape = ds, name, tuple(ds.shape[1:])
     def __len__(self) -> int: return len(self.ds)
-    def obs(self, idx): return self.ds[int(idx[0]):int(idx[-1]) + 1]             # contiguous: one slice
+    def obs(self, idx): return self.ds[int(idx[0]):int(idx[-1]) + 1]         # contiguous: one slice
 
 def _npy_header(f) -> tuple:
-    "(shape, fortran_order, dtype) of the `.npy` stream `f`, which is left at the start of the data."
+    """(shape, fortran_order, dtype) of the `.npy` stream `f`,
+    which is left at the start of the data."""
     version = np.lib.format.read_magic(f)
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+            else np.lib.format.read_array_header_2_0)
     return read(f)
 
+# %% ../nbs/01d_datasets.ipynb #3aa5fc99
 def convert_mpi3d(
     src: str | Path, # an official `mpi3d_<set>.npz`
     out: str | Path, # the cache to write
@@ -225,42 +262,49 @@ def convert_mpi3d(
     name: str = "mpi3d_toy", # the dataset, for the cache and messages
     block: int = 4096, # observations copied at a time
 ) -> Path: # `out`
-    """MPI3D `.npz` (array `images`, uint8 (N, 64, 64, 3) in C order of the factors) -> HDF5 cache at `out`, read as a
-    stream; the channel moments are stored in the cache."""
+    """MPI3D `.npz` (array `images`, uint8 (N, 64, 64, 3) in C order of the factors) -> HDF5 cache
+    at `out`, read as a stream; the channel moments are stored in the cache."""
     n, row = math.prod(sizes), 64 * 64 * 3
     with reading(src, "MPI3D .npz", name), zipfile.ZipFile(src) as z:
         if "images.npy" not in z.namelist():
-            raise CorruptFile(f"{src}: no array 'images' in the archive (it holds {', '.join(z.namelist())})")
+            raise CorruptFile(f"{src}: no array 'images' in the archive (it holds "
+                              f"{', '.join(z.namelist())})")
         with z.open("images.npy") as f:
             shape, fortran, dtype = _npy_header(f)
-            if dtype != np.uint8 or fortran or tuple(shape) not in ((n, 64, 64, 3), (*sizes, 64, 64, 3)):
-                raise CorruptFile(f"{src}: expected images of uint8 ({n}, 64, 64, 3) in C order for factor sizes "
-                                  f"{tuple(sizes)}, got {dtype} {tuple(shape)}{' in Fortran order' if fortran else ''}")
+            if dtype != np.uint8 or fortran or tuple(shape) not in ((n, 64, 64, 3),
+                                                                    (*sizes, 64, 64, 3)):
+                raise CorruptFile(f"{src}: expected images of uint8 ({n}, 64, 64, 3) in C order "
+                                  f"for factor sizes {tuple(sizes)}, got {dtype} {tuple(shape)}"
+                                  f"{' in Fortran order' if fortran else ''}")
             with writing_cache(out, name, MPI3D_NAMES, sizes, 3) as obs:
                 for s in range(0, n, block):
                     k = min(block, n - s)
                     buf = f.read(k * row)
                     if len(buf) != k * row:
-                        raise CorruptFile(f"{src}: truncated: the array ends after {s + len(buf) // row} of {n} images")
+                        raise CorruptFile(f"{src}: truncated: the array ends after "
+                                          f"{s + len(buf) // row} of {n} images")
                     obs[s:s + k] = np.frombuffer(buf, np.uint8).reshape(k, 64, 64, 3)
                 obs.attrs["moments"] = json.dumps(channel_moments(_Rows(obs, name)))
     return Path(out)
 
-# %% ../nbs/01d_datasets.ipynb #b54e9a40
+# %% ../nbs/01d_datasets.ipynb #c79ba8ec
 class MPI3D(FileDataset):
-    "MPI3D (Gondal et al., 2019): colour, shape and size of an object, camera height, background, two arm axes; RGB."
+    """MPI3D (Gondal et al., 2019): colour, shape and size of an object, camera height,
+    background, two arm axes; RGB."""
     name, factor_names, factor_sizes, obs_shape = "mpi3d_toy", MPI3D_NAMES, MPI3D_SIZES, (64, 64, 3)
 
     @classmethod
     def convert(cls, files, root, sizes=None):
         "The set's one `.npz` -> its cache, with the channel moments."
-        return convert_mpi3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes, name=cls.name)
+        return convert_mpi3d(files[0], cls.cache_path(root), sizes or cls.factor_sizes,
+                             name=cls.name)
 
     def _exact_moments(self) -> dict | None:
         with reading(self.path, f"{self.name} cache", self.name):
             m = self._obs_ds.attrs.get("moments")
         return None if m is None else json.loads(m)
 
+# %% ../nbs/01d_datasets.ipynb #543f097d
 class MPI3DToy(MPI3D):
     "MPI3D's simple renders."
     name = "mpi3d_toy"
@@ -273,16 +317,6 @@ class MPI3DReal(MPI3D):
     "MPI3D's photographs of the real robot."
     name = "mpi3d_real"
 
-# %% ../nbs/01d_datasets.ipynb #42f26503
-def mpi3d_example(folder: Path, sizes, rng, name: str = "mpi3d_toy") -> Path:
-    n = math.prod(sizes)
-    images = np.zeros((n, 64, 64, 3), np.uint8)
-    images[..., 0], images[..., 1] = (np.arange(n) % 256)[:, None, None], (np.arange(n) // 256)[:, None, None]
-    images[..., 2] = (40 * grid_positions(sizes)[:, 0])[:, None, None]
-    path = folder / SOURCES[name][0].filename
-    np.savez(path, images=images)
-    return path
-
 # %% ../nbs/01d_datasets.ipynb #1b37c266
 _GOLDEN = 0x9E3779B97F4A7C15
 
@@ -291,10 +325,12 @@ def hash_uniform(
     idx: np.ndarray, # indices (N,)
     n: int, # numbers per index
 ) -> np.ndarray: # (N, n) floats in [0, 1)
-    "`n` uniform numbers in [0, 1) for each index: a fixed function of (`seed`, index), by the SplitMix64 finaliser."
+    """`n` uniform numbers in [0, 1) for each index: a fixed function of (`seed`, index),
+    by the SplitMix64 finaliser."""
     key = np.uint64((int(seed) * _GOLDEN + _GOLDEN) % 2 ** 64)
-    x = np.asarray(idx, dtype=np.uint64).reshape(-1, 1) * np.uint64(n) + np.arange(n, dtype=np.uint64)
-    x = x * np.uint64(_GOLDEN) + key                       # arrays of uint64 wrap around silently, as the hash wants
+    x = (np.asarray(idx, dtype=np.uint64).reshape(-1, 1) * np.uint64(n)
+         + np.arange(n, dtype=np.uint64))
+    x = x * np.uint64(_GOLDEN) + key      # arrays of uint64 wrap around silently, as the hash wants
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     x = x ^ (x >> np.uint64(31))
@@ -304,7 +340,8 @@ def hash_uniform(
 SPRITE_VARIANTS = ("color", "noisy")
 
 class SpriteVariant(GroundTruthData):
-    "A dSprites-like dataset in RGB with disentanglement_lib's extra variation: a random colour, or a noise background."
+    """A dSprites-like dataset in RGB with disentanglement_lib's extra variation:
+    a random colour, or a noise background."""
     base_class: type[GroundTruthData] = Sprites
     variant = "color"
     obs_shape = (64, 64, 3)
@@ -315,7 +352,8 @@ class SpriteVariant(GroundTruthData):
         if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
             raise DisentlitError(f"seed must be an integer >= 0, got {seed!r}")
         if self.variant not in SPRITE_VARIANTS:
-            raise DisentlitError(f"unknown variant {self.variant!r}; accepted: {', '.join(SPRITE_VARIANTS)}")
+            raise DisentlitError(f"unknown variant {self.variant!r}; accepted: "
+                                 f"{', '.join(SPRITE_VARIANTS)}")
         self.base, self.seed = base, int(seed)
         super().__init__(base.names, base.sizes, (*base.obs_shape[:2], 3))
 
@@ -323,15 +361,16 @@ class SpriteVariant(GroundTruthData):
     def params(self) -> dict: return dict(seed=self.seed)
 
     def _obs(self, idx: np.ndarray) -> np.ndarray:
-        x = self.base._obs(idx)[..., :1] / 255                                  # (N, H, W, 1) in [0, 1]
+        x = self.base._obs(idx)[..., :1] / 255                              # (N, H, W, 1) in [0, 1]
         if self.variant == "color":
             out = x * (0.5 + 0.5 * hash_uniform(self.seed, idx, 3))[:, None, None, :]
         else:
-            noise = hash_uniform(self.seed, idx, math.prod(self.obs_shape)).reshape(len(idx), *self.obs_shape)
+            noise = (hash_uniform(self.seed, idx, math.prod(self.obs_shape))
+                     .reshape(len(idx), *self.obs_shape))
             out = np.minimum(x + noise, 1.0)
         return np.round(out * 255).astype(np.uint8)
 
-# %% ../nbs/01d_datasets.ipynb #2fd55e61
+# %% ../nbs/01d_datasets.ipynb #3fda5b8e
 class ColorSprites(SpriteVariant):
     "Sprites (offline) with each sprite in a random colour, every channel uniform in [0.5, 1]."
     name, variant = "color_sprites", "color"
@@ -342,8 +381,10 @@ class NoisySprites(SpriteVariant):
     name, variant = "noisy_sprites", "noisy"
     def __init__(self, seed: int = 0): super().__init__(Sprites(), seed)   # seed: the noise stream
 
+# %% ../nbs/01d_datasets.ipynb #93c97923
 class ColorDSprites(SpriteVariant):
-    "dSprites with each sprite in a random colour, every channel uniform in [0.5, 1] (disentanglement_lib's)."
+    """dSprites with each sprite in a random colour, every channel uniform in [0.5, 1]
+    (disentanglement_lib's)."""
     name, variant, base_class = "color_dsprites", "color", DSprites
     def __init__(self,
                  seed: int = 0, # the colour stream
@@ -351,7 +392,8 @@ class ColorDSprites(SpriteVariant):
         super().__init__(DSprites(root), seed); self.root = root
 
     @property
-    def params(self) -> dict: return dict(seed=self.seed, root=None if self.root is None else str(self.root))
+    def params(self) -> dict:
+        return dict(seed=self.seed, root=None if self.root is None else str(self.root))
 
 class NoisyDSprites(ColorDSprites):
     "dSprites on a background of uniform noise (disentanglement_lib's)."

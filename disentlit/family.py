@@ -16,9 +16,10 @@ from torch import nn
 
 from .core import check_positive, check_precision, DisentlitError
 from .data import GroundTruthData
-from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_layers, check_network, check_obs_shape,
-                              check_weight, count, DecoderConv64, DecoderFC, EncoderConv64, EncoderFC, init_glorot,
-                              kl_normal, MAX_LAYERS, native_bf16, own_params, param, reparameterise, VAE, weight)
+from .models import (AdaGVAE, adam, AdaMLVAE, AE, BetaVAE, check_layers, check_network,
+                              check_obs_shape, check_weight, count, DecoderConv64, DecoderFC,
+                              EncoderConv64, EncoderFC, init_glorot, kl_normal, MAX_LAYERS,
+                              native_bf16, own_params, param, reparameterise, VAE, weight)
 
 # %% auto #0
 __all__ = ['TC_ESTIMATORS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE', 'gaussian_log_density', 'tc_decomposition',
@@ -29,11 +30,13 @@ __all__ = ['TC_ESTIMATORS', 'WAE_ENCODERS', 'FRAMEWORKS', 'MODELS', 'AnnealedVAE
 # %% ../nbs/03b_family.ipynb #fe8f1a5a
 def _check_min_batch(framework, batch_size: int, least: int, why: str):
     if batch_size < least:
-        raise DisentlitError(f"{framework.name} needs a batch of at least {least} ({why}), got {batch_size}")
+        raise DisentlitError(f"{framework.name} needs a batch of at least {least} ({why}), "
+                             f"got {batch_size}")
 
 # %% ../nbs/03b_family.ipynb #04571c8b
 class AnnealedVAE(VAE):
-    "AnnealedVAE (Burgess et al. 2017): gamma * |KL - C|, C rising linearly from 0 to c_max over `iterations` updates."
+    """AnnealedVAE (Burgess et al. 2017): gamma * |KL - C|,
+    C rising linearly from 0 to c_max over `iterations` updates."""
     name, reg_per_observation = "annealedvae", True
 
     @dataclasses.dataclass
@@ -47,9 +50,11 @@ class AnnealedVAE(VAE):
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
     def capacity(self,
-                 t: int | None = None, # a number of updates (default: the updates done so far, on their device)
+                 # a number of updates (default: the updates done so far, on their device)
+                 t: int | None = None,
                 ):
-        "The target KL C after `t` updates (default: the updates done so far, a 0-d tensor: no host sync)."
+        """The target KL C after `t` updates
+        (default: the updates done so far, a 0-d tensor: no host sync)."""
         if t is not None: return min(self.c_max, self.c_max * t / self.iterations)
         return self.c_max * torch.clamp(self.updates / self.iterations, max=1.0)
 
@@ -58,7 +63,8 @@ class AnnealedVAE(VAE):
         c = self.capacity()
         return self.gamma * (kl - c).abs(), dict(kl=kl, capacity=c)
 
-    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext, skip=None):
+    def training_step(self, batch, optimisers, generator=None, autocast=contextlib.nullcontext,
+                      skip=None):
         logs = super().training_step(batch, optimisers, generator, autocast, skip)
         self.updates += (~logs["nonfinite"]).long()                  # counted on the device
         return logs
@@ -88,9 +94,11 @@ def _log_weights(m: int, dataset_size: int, estimator: str, like: torch.Tensor) 
     w[rows, rows] = 1.0 / n
     return w.log()
 
+# %% ../nbs/03b_family.ipynb #cfe16ee9
 def _check_estimator(estimator: str) -> str:
     if estimator not in TC_ESTIMATORS:
-        raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: {', '.join(TC_ESTIMATORS)}")
+        raise DisentlitError(f"unknown TC estimator {estimator!r}; accepted: "
+                             f"{', '.join(TC_ESTIMATORS)}")
     return estimator
 
 def tc_decomposition(
@@ -100,20 +108,23 @@ def tc_decomposition(
     dataset_size: int, # N, the number of observations of the dataset
     estimator: str = "mws", # 'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)
 ) -> dict[str, torch.Tensor]:
-    "Minibatch estimates of index-code MI, total correlation and dimension-wise KL (nats, batch means)."
+    """Minibatch estimates of index-code MI, total correlation and dimension-wise KL
+    (nats, batch means)."""
     _check_estimator(estimator)
     m = len(z)
-    dens = gaussian_log_density(z[:, None], mu[None], logvar[None])                   # (M, M, D): log q(z_id | n_j)
+    dens = gaussian_log_density(z[:, None], mu[None], logvar[None])   # (M, M, D): log q(z_id | n_j)
     logw = _log_weights(m, dataset_size, estimator, dens)
-    log_qz = torch.logsumexp(logw + dens.sum(-1), dim=1)                              # (M,)
-    log_qz_dims = torch.logsumexp(logw[..., None] + dens, dim=1).sum(-1)            # (M,): sum_j log q(z_ij)
+    log_qz = torch.logsumexp(logw + dens.sum(-1), dim=1)              # (M,)
+    log_qz_dims = torch.logsumexp(logw[..., None] + dens, dim=1).sum(-1)   # (M,): sum_j log q(z_ij)
     log_qz_x = gaussian_log_density(z, mu, logvar).sum(-1)
     log_pz = gaussian_log_density(z, torch.zeros_like(z), torch.zeros_like(z)).sum(-1)
-    return dict(mi=(log_qz_x - log_qz).mean(), tc=(log_qz - log_qz_dims).mean(), dwkl=(log_qz_dims - log_pz).mean())
+    return dict(mi=(log_qz_x - log_qz).mean(), tc=(log_qz - log_qz_dims).mean(),
+                dwkl=(log_qz_dims - log_pz).mean())
 
 # %% ../nbs/03b_family.ipynb #1cc7a02e
 class BetaTCVAE(VAE):
-    "beta-TCVAE (Chen et al. 2018): alpha * MI + beta * TC + gamma * dimension-wise KL, estimated on the minibatch."
+    """beta-TCVAE (Chen et al. 2018): alpha * MI + beta * TC + gamma * dimension-wise KL,
+    estimated on the minibatch."""
     name, reg_per_observation = "betatcvae", True
 
     @dataclasses.dataclass
@@ -123,24 +134,26 @@ class BetaTCVAE(VAE):
         gamma: float = weight(1.0, "the weight of the dimension-wise KL")
         estimator: str = param("mws", "'mws' (minibatch-weighted) or 'mss' (minibatch-stratified)",
                                lambda v, name: _check_estimator(v))
-        dataset_size: int | None = count(None, "N of the estimator (None: the training data's, at `setup`)",
-                                         " (or None: the dataset's)")
+        dataset_size: int | None = count(None, "N of the estimator (None: the training data's, "
+                                         "at `setup`)", " (or None: the dataset's)")
 
     def __init__(self, encoder, decoder, recon=None, **params):
         super().__init__(encoder, decoder, recon, **params)
-        self.data_size = self.dataset_size          # N of the estimator: given, or the training data's (`setup`)
+        # N of the estimator: given, or the training data's (`setup`)
+        self.data_size = self.dataset_size
 
     def setup(self, data, batch_size):
         self.data_size = self.dataset_size or len(data)
         _check_min_batch(self, batch_size, 3 if self.estimator == "mss" else 2,
                          f"the {self.estimator.upper()} estimate of q(z)")
         if self.estimator == "mss" and batch_size - 1 > self.data_size:
-            raise DisentlitError(f"betatcvae with MSS needs batch size - 1 <= dataset size {self.data_size}, got "
-                                 f"batch {batch_size}")
+            raise DisentlitError("betatcvae with MSS needs batch size - 1 <= dataset size "
+                                 f"{self.data_size}, got batch {batch_size}")
 
     def regulariser(self, mu, logvar, z, generator=None):
         if self.data_size is None:
-            raise DisentlitError("betatcvae needs the dataset size: give dataset_size or train it with fit")
+            raise DisentlitError("betatcvae needs the dataset size: "
+                                 "give dataset_size or train it with fit")
         t = tc_decomposition(mu, logvar, z, self.data_size, self.estimator)
         return self.alpha * t["mi"] + self.beta * t["tc"] + self.gamma * t["dwkl"], t
 
@@ -149,7 +162,8 @@ def permute_dims(
     z: torch.Tensor, # codes (N, D)
     generator: torch.Generator | None = None, # the source of the permutations
 ) -> torch.Tensor:
-    "Each column of z (N, D) shuffled independently across the batch: samples of the product of the marginals."
+    """Each column of z (N, D) shuffled independently across the batch:
+    samples of the product of the marginals."""
     order = torch.rand(z.shape, generator=generator, device=z.device).argsort(0)
     return z.gather(0, order)
 
@@ -159,9 +173,11 @@ def mlp_discriminator(
     width: int = 1000, # units per hidden layer
     layers: int = 6, # hidden layers
 ) -> nn.Sequential:
-    "Kim and Mnih's discriminator: `layers` leaky-ReLU hidden layers of `width` units, two logits (Glorot init)."
+    """Kim and Mnih's discriminator: `layers` leaky-ReLU hidden layers of `width` units,
+    two logits (Glorot init)."""
     check_positive(width, "width"); check_positive(layers, "layers")
-    if layers > MAX_LAYERS: raise DisentlitError(f"layers must be at most {MAX_LAYERS:,}, got {layers:,}")
+    if layers > MAX_LAYERS:
+        raise DisentlitError(f"layers must be at most {MAX_LAYERS:,}, got {layers:,}")
     sizes, mods = check_layers([latents] + [width] * layers + [2], "the discriminator")[:-1], []
     for i, o in zip(sizes, sizes[1:]): mods += [nn.Linear(i, o), nn.LeakyReLU(0.2)]
     return init_glorot(nn.Sequential(*mods, nn.Linear(sizes[-1], 2)))
@@ -173,18 +189,18 @@ def discriminate(
     generator: torch.Generator | None = None, # the source of the permutation
     bf16: bool = False, # run `disc` under bf16 autocast
 ) -> torch.Tensor:
-    """Float32 logits (2N, 2) of `disc` on the codes z (N, D), then on their permutation (detached); under bf16
-    autocast if asked."""
+    """Float32 logits (2N, 2) of `disc` on the codes z (N, D), then on their permutation
+    (detached); under bf16 autocast if asked."""
     with torch.autocast(z.device.type, dtype=torch.bfloat16, enabled=bf16):
         return disc(torch.cat([z, permute_dims(z.detach(), generator)])).float()
 
 # %% ../nbs/03b_family.ipynb #3a22bb9a
 class _FactorVAETerms(torch.autograd.Function):
-    """(TC, discriminator loss) from one pass of D; TC's gradient goes to the codes only, the loss's to D's weights
-    only."""
+    """(TC, discriminator loss) from one pass of D;
+    TC's gradient goes to the codes only, the loss's to D's weights only."""
     @staticmethod
     def forward(ctx, disc, generator, bf16, build, z, *params):
-        with torch.set_grad_enabled(build):                        # a graph of our own, walked in backward (if any)
+        with torch.set_grad_enabled(build):        # a graph of our own, walked in backward (if any)
             zl = z.detach().requires_grad_()
             logits = discriminate(disc, zl, generator, bf16)
             n = len(z)
@@ -200,16 +216,19 @@ class _FactorVAETerms(torch.autograd.Function):
         zl, s, tc, loss, params = ctx.graph
         del ctx.graph
         weight = -torch.sigmoid(-s)                                # 2n d loss / d s_i of each code
-        if g_disc != 0 and weight.abs().min() > 1e-12:            # one pass: D's gradients and, rescaled, the codes'
+        # one pass: D's gradients and, rescaled, the codes'
+        if g_disc != 0 and weight.abs().min() > 1e-12:
             gz, *gp = torch.autograd.grad(loss, [zl, *params], g_disc)
             return (None, None, None, None, gz * (2 * g_tc / (g_disc * weight))[:, None], *gp)
-        gz, = torch.autograd.grad(tc, [zl], g_tc, retain_graph=True) if g_tc != 0 else (torch.zeros_like(zl),)
+        gz, = (torch.autograd.grad(tc, [zl], g_tc, retain_graph=True) if g_tc != 0
+               else (torch.zeros_like(zl),))
         gp = torch.autograd.grad(loss, params, g_disc) if g_disc != 0 else [None] * len(params)
         return (None, None, None, None, gz, *gp)
 
 # %% ../nbs/03b_family.ipynb #d0289841
 class FactorVAE(VAE):
-    "FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC, the TC from a discriminator on permuted latents."
+    """FactorVAE (Kim and Mnih 2018): recon + KL + gamma * TC,
+    the TC from a discriminator on permuted latents."""
     name, reg_per_observation, extra_objectives = "factorvae", True, ("disc_loss",)
 
     @dataclasses.dataclass
@@ -218,24 +237,26 @@ class FactorVAE(VAE):
         disc_width: int = count(1000, "units per hidden layer of the discriminator")
         disc_layers: int = count(6, "hidden layers of the discriminator", most=1000)
         disc_lr: float = weight(1e-4, "the discriminator's learning rate", positive=True)
-        disc_precision: str = param("auto", "'auto', 'fp32' or 'bf16' for the discriminator's passes",
-                                    lambda v, name: check_precision(v, name=name))
+        disc_precision: str = param("auto", "'auto', 'fp32' or 'bf16' for the discriminator's "
+                                    "passes", lambda v, name: check_precision(v, name=name))
 
     def __init__(self, encoder, decoder, recon=None, **params):
         super().__init__(encoder, decoder, recon, **params)
         self.discriminator = mlp_discriminator(encoder.latents, self.disc_width, self.disc_layers)
 
-    def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
+    def setup(self, data, batch_size):
+        _check_min_batch(self, batch_size, 2, "the permutation mixes codes of a batch")
 
     def disc_bf16(self,
                   device, # the device D runs on
                   loop_bf16: bool = False, # whether the training loop runs in bf16
                  ) -> bool:
-        "Whether D runs in bf16: `disc_precision` 'bf16', or 'auto' in a bf16 loop or on a device with native bf16."
+        """Whether D runs in bf16: `disc_precision` 'bf16',
+        or 'auto' in a bf16 loop or on a device with native bf16."""
         if self.disc_precision != "auto": return self.disc_precision == "bf16"
         return loop_bf16 or native_bf16(device)
 
-    _loop_bf16 = False                                            # the loop's precision, as `loss` last saw it
+    _loop_bf16 = False                                 # the loop's precision, as `loss` last saw it
 
     def loss(self, batch, generator=None):
         # AE.loss runs the regulariser with autocast off
@@ -245,7 +266,8 @@ class FactorVAE(VAE):
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
         bf16 = self.disc_bf16(z.device, self._loop_bf16)
-        tc, disc = _FactorVAETerms.apply(self.discriminator, generator, bf16, torch.is_grad_enabled(), z,
+        tc, disc = _FactorVAETerms.apply(self.discriminator, generator, bf16,
+                                         torch.is_grad_enabled(), z,
                                          *self.discriminator.parameters())
         return kl + self.gamma * tc, dict(kl=kl, tc=tc, disc_loss=disc)
 
@@ -275,8 +297,8 @@ def batch_cov(
 
 # %% ../nbs/03b_family.ipynb #3a924ad2
 class DIPVAE(VAE):
-    """DIP-VAE (Kumar et al. 2018): KL plus penalties pulling Cov[mu] (DIP-VAE-I) or Cov_q[z] (DIP-VAE-II) to the
-    identity."""
+    """DIP-VAE (Kumar et al. 2018): KL plus penalties
+    pulling Cov[mu] (DIP-VAE-I) or Cov_q[z] (DIP-VAE-II) to the identity."""
     name, reg_per_observation = "dipvae_i", True
     # the covariance pulled to the identity: of the means, or of the codes "z"
     penalised_cov = "mu"
@@ -284,15 +306,18 @@ class DIPVAE(VAE):
 
     @dataclasses.dataclass
     class Params:
-        lambda_od: float | None = param(None, "the off-diagonal weight (None: `default_od`)", check_weight)
-        lambda_d: float | None = param(None, "the diagonal weight (None: `d_factor` times lambda_od)", check_weight)
+        lambda_od: float | None = param(None, "the off-diagonal weight (None: `default_od`)",
+                                        check_weight)
+        lambda_d: float | None = param(None, "the diagonal weight (None: `d_factor` times "
+                                       "lambda_od)", check_weight)
 
     def __init__(self, encoder, decoder, recon=None, **params):
         super().__init__(encoder, decoder, recon, **params)
         if self.lambda_od is None: self.lambda_od = self.default_od
         if self.lambda_d is None: self.lambda_d = self.d_factor * self.lambda_od
 
-    def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "a covariance over the batch")
+    def setup(self, data, batch_size):
+        _check_min_batch(self, batch_size, 2, "a covariance over the batch")
 
     def covariance(self, mu, logvar) -> torch.Tensor:
         cov = batch_cov(mu)
@@ -301,11 +326,13 @@ class DIPVAE(VAE):
     def regulariser(self, mu, logvar, z, generator=None):
         kl = kl_normal(mu, logvar).sum(-1).mean()
         off, diag = dip_penalty(self.covariance(mu, logvar))
-        return kl + self.lambda_od * off + self.lambda_d * diag, dict(kl=kl, dip_offdiag=off, dip_diag=diag)
+        return (kl + self.lambda_od * off + self.lambda_d * diag,
+                dict(kl=kl, dip_offdiag=off, dip_diag=diag))
 
 # %% ../nbs/03b_family.ipynb #d7b74f27
 class DIPVAE2(DIPVAE):
-    "DIP-VAE-II: the penalties on Cov_q[z] = Cov[mu] + E[diag sigma^2]; lambda_d = lambda_od by default."
+    """DIP-VAE-II: the penalties on Cov_q[z] = Cov[mu] + E[diag sigma^2];
+    lambda_d = lambda_od by default."""
     name, penalised_cov = "dipvae_ii", "z"
     default_od, d_factor = 1.0, 1.0                 # Table 1: lambda_d = lambda_od for DIP-VAE-II
 
@@ -315,7 +342,8 @@ def mmd_imq(
     y: torch.Tensor, # another sample (n, D)
     c: float, # the kernel's scale C
 ) -> torch.Tensor:
-    "Unbiased MMD^2 estimate between samples x (n, D) and y (n, D) with the kernel c / (c + |x - y|^2)."
+    """Unbiased MMD^2 estimate between samples x (n, D) and y (n, D)
+    with the kernel c / (c + |x - y|^2)."""
     n = len(x)
     k = lambda a, b: c / (c + torch.cdist(a, b).square())
     off = 1 - torch.eye(n, device=x.device, dtype=x.dtype)
@@ -326,23 +354,27 @@ WAE_ENCODERS = ("gaussian", "uniform")
 
 def _check_wae_encoder(encoder_type: str) -> str:
     if encoder_type not in WAE_ENCODERS:
-        raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: {', '.join(WAE_ENCODERS)}")
+        raise DisentlitError(f"unknown WAE encoder {encoder_type!r}; accepted: "
+                             f"{', '.join(WAE_ENCODERS)}")
     return encoder_type
 
+# %% ../nbs/03b_family.ipynb #a90166e9
 class WAE(AE):
-    """WAE-MMD (Tolstikhin et al. 2018) with the WAE seed's Gaussian or uniform (box) encoder, tanh means and L_p
-    log-variance penalty."""
+    """WAE-MMD (Tolstikhin et al. 2018) with the WAE seed's Gaussian or uniform (box) encoder,
+    tanh means and L_p log-variance penalty."""
     name, reg_per_observation = "wae", True
 
     @dataclasses.dataclass
     class Params:
-        encoder_type: str = param("gaussian", "'gaussian' (Gaussian prior) or 'uniform' (boxes, uniform prior)",
+        encoder_type: str = param("gaussian", "'gaussian' (Gaussian prior) or "
+                                  "'uniform' (boxes, uniform prior)",
                                   lambda v, name: _check_wae_encoder(v))
         lambda_mmd: float = weight(100.0, "the weight of the MMD")
         lambda_p: float = weight(1.0, "the weight of the L_p penalty on the second head")
         p: float = weight(1.0, "the exponent of that penalty", positive=True)
 
-    def setup(self, data, batch_size): _check_min_batch(self, batch_size, 2, "the unbiased MMD estimate")
+    def setup(self, data, batch_size):
+        _check_min_batch(self, batch_size, 2, "the unbiased MMD estimate")
 
     def encode(self, x): return torch.tanh(self.encoder(x)[0])
 
@@ -353,14 +385,16 @@ class WAE(AE):
                      generator=None, # the source of the sample
                      device=None, # where it goes
                     ) -> torch.Tensor:
-        "A sample of the prior: N(0, I) for the Gaussian encoder, uniform on [-1, 1]^D for the uniform one."
-        if self.encoder_type == "gaussian": return torch.randn(shape, generator=generator, device=device)
+        """A sample of the prior:
+        N(0, I) for the Gaussian encoder, uniform on [-1, 1]^D for the uniform one."""
+        if self.encoder_type == "gaussian":
+            return torch.randn(shape, generator=generator, device=device)
         return 2 * torch.rand(shape, generator=generator, device=device) - 1
 
     def latent(self, mu, logvar, generator=None):
         if self.encoder_type == "gaussian": return reparameterise(mu, logvar, generator)
         u = torch.rand(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
-        return mu + logvar.exp() * (u - 0.5)                      # logvar holds log side lengths here
+        return mu + logvar.exp() * (u - 0.5)                    # logvar holds log side lengths here
 
     def regulariser(self, mu, logvar, z, generator=None):
         d = z.shape[1]
@@ -370,17 +404,21 @@ class WAE(AE):
         return self.lambda_mmd * mmd + self.lambda_p * lp, dict(mmd=mmd, logvar_lp=lp)
 
 # %% ../nbs/03b_family.ipynb #08822d70
-FRAMEWORKS: dict[str, type[AE]] = {c.name: c for c in (AE, VAE, BetaVAE, AdaGVAE, AdaMLVAE, AnnealedVAE, BetaTCVAE,
-                                                     FactorVAE, DIPVAE, DIPVAE2, WAE)}
+FRAMEWORKS: dict[str, type[AE]] = {c.name: c for c in (AE, VAE, BetaVAE, AdaGVAE, AdaMLVAE,
+                                                       AnnealedVAE, BetaTCVAE, FactorVAE, DIPVAE,
+                                                       DIPVAE2, WAE)}
 MODELS = ("conv64", "fc")
 _COMMON = ("obs_shape", "latents", "model", "width", "recon", "seed")
 
+# %% ../nbs/03b_family.ipynb #6db33477
 def framework_params(
     name: str, # a framework's name in `FRAMEWORKS`
     own: bool = False, # only the framework's own parameters (beta, gamma, ...)
 ) -> list[str]:
-    "The keyword parameters `get_framework(name, ...)` accepts (`own`: only the framework's own, e.g. beta, gamma)."
-    if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    """The keyword parameters `get_framework(name, ...)` accepts
+    (`own`: only the framework's own, e.g. beta, gamma)."""
+    if name not in FRAMEWORKS:
+        raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
     mine = [f.name for f in dataclasses.fields(FRAMEWORKS[name].Params)]
     return mine if own else [*_COMMON, *mine]
 
@@ -389,9 +427,11 @@ def check_own_params(
     name: str, # a framework's name in `FRAMEWORKS`
     params: dict, # parameters meant for that framework
 ) -> dict: # `params` itself
-    "`params` if they are all `name`'s own parameters (what `--param` may set), else `DisentlitError` listing those."
-    if name not in FRAMEWORKS: raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
-    own_params(FRAMEWORKS[name], params)                     # unknown names and bad values: refused, as a build would
+    """`params` if they are all `name`'s own parameters (what `--param` may set),
+    else `DisentlitError` listing those."""
+    if name not in FRAMEWORKS:
+        raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    own_params(FRAMEWORKS[name], params)   # unknown names and bad values: refused, as a build would
     return params
 
 # %% ../nbs/03b_family.ipynb #e1c04890
@@ -399,7 +439,8 @@ def params_help() -> str:
     "Every framework's own parameters, frameworks that share them named together: `--param`'s help."
     groups = {}
     for name, cls in FRAMEWORKS.items():
-        if fields := dataclasses.fields(cls.Params): groups.setdefault(tuple(f.name for f in fields), []).append(name)
+        if fields := dataclasses.fields(cls.Params):
+            groups.setdefault(tuple(f.name for f in fields), []).append(name)
     return "; ".join(f"{', '.join(names)}: {', '.join(params)}" for params, names in groups.items())
 
 # %% ../nbs/03b_family.ipynb #3d61a0c3
@@ -413,29 +454,33 @@ def get_framework(
     seed: int = 0, # the seed of the initialisation
     **params, # the framework's own parameters (`framework_params(name, own=True)`)
 ) -> AE:
-    """Framework `name` with fresh networks (initialised from `seed`); `DisentlitError` naming what is accepted
-    otherwise."""
+    """Framework `name` with fresh networks (initialised from `seed`);
+    `DisentlitError` naming what is accepted otherwise."""
     accepted = framework_params(name)
     if unknown := [k for k in params if k not in accepted]:
-        raise DisentlitError(f"framework {name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
-                             f"{', '.join(accepted)}")
-    if model not in MODELS: raise DisentlitError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
+        raise DisentlitError(f"framework {name!r} has no parameter "
+                             f"{', '.join(map(repr, unknown))}; accepted: {', '.join(accepted)}")
+    if model not in MODELS:
+        raise DisentlitError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
     H, W, C = check_obs_shape(obs_shape)
     check_network(C, latents)
     if model == "conv64" and (H, W) != (64, 64):
-        raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; use model='fc'")
-    if width is not None and (model != "fc" or isinstance(width, bool) or not isinstance(width, int) or width < 1):
-        raise DisentlitError("width (the hidden units of model='fc', default 1200) must be an integer >= 1, got "
-                             f"{width!r} for model {model!r}")
+        raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; "
+                             "use model='fc'")
+    if width is not None and (model != "fc" or isinstance(width, bool)
+                              or not isinstance(width, int) or width < 1):
+        raise DisentlitError("width (the hidden units of model='fc', default 1200) must be an "
+                             f"integer >= 1, got {width!r} for model {model!r}")
     if recon is not None and not callable(recon):
-        raise DisentlitError(f"recon must be a reconstruction loss (a callable, e.g. get_loss({recon!r}) of "
-                             f"04_losses), got {recon!r}")
+        raise DisentlitError("recon must be a reconstruction loss (a callable, e.g. "
+                             f"get_loss({recon!r}) of 04_losses), got {recon!r}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if model == "conv64": enc, dec = EncoderConv64(C, latents), DecoderConv64(C, latents)
         else:
             w = width or 1200
-            enc, dec = EncoderFC((H, W, C), latents, (w, w)), DecoderFC((H, W, C), latents, (w, w, w))
+            enc, dec = (EncoderFC((H, W, C), latents, (w, w)),
+                        DecoderFC((H, W, C), latents, (w, w, w)))
         return FRAMEWORKS[name](enc, dec, recon, **params)
 
 # %% ../nbs/03b_family.ipynb #688abadf
@@ -444,7 +489,8 @@ def framework_for(
     name: str, # a framework's name in `FRAMEWORKS`
     **kwargs, # more arguments for `get_framework`
 ) -> AE:
-    "`get_framework` for the observation shape of `data` (fully connected networks unless it is 64x64)."
+    """`get_framework` for the observation shape of `data` (fully connected networks unless it is
+    64x64)."""
     H, W, C = data.obs_shape
     kwargs.setdefault("model", "conv64" if (H, W) == (64, 64) else "fc")
     return get_framework(name, obs_shape=data.obs_shape, **kwargs)

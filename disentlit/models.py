@@ -16,7 +16,8 @@ import torch
 from fastcore.basics import patch
 from torch import nn
 
-from .core import check_memory, check_positive, check_precision, DisentlitError, PRECISION_CHOICES, PRECISIONS
+from .core import (check_memory, check_positive, check_precision, DisentlitError,
+                            PRECISION_CHOICES, PRECISIONS)
 from .data import GroundTruthData
 from .distances import mse
 
@@ -30,7 +31,8 @@ __all__ = ['MAX_LATENTS', 'MAX_LAYERS', 'init_glorot', 'GaussianHead', 'check_ne
 def init_glorot(
     module: nn.Module, # a network: every linear and convolutional layer in it is initialised
 ) -> nn.Module: # the same module
-    "Glorot-uniform weights and zero biases for every linear and convolutional layer (TensorFlow's defaults)."
+    """Glorot-uniform weights and zero biases for every linear and convolutional layer
+    (TensorFlow's defaults)."""
     for m in module.modules():
         if isinstance(m, (nn.Linear, nn.Conv2d, nn.ConvTranspose2d)):
             nn.init.xavier_uniform_(m.weight)
@@ -46,7 +48,8 @@ class GaussianHead(nn.Module):
         super().__init__()
         self.mean, self.logvar = nn.Linear(features, latents), nn.Linear(features, latents)
 
-    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.mean(h), self.logvar(h)
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.mean(h), self.logvar(h)
 
 # %% ../nbs/03a_models.ipynb #12e997b9
 MAX_LATENTS = 4096
@@ -58,6 +61,7 @@ def check_network(channels: int, latents: int) -> tuple[int, int]:
         raise DisentlitError(f"latents must be an integer in 1..{MAX_LATENTS}, got {latents!r}")
     return channels, latents
 
+# %% ../nbs/03a_models.ipynb #fd50236a
 # every convolution of Table A3: a 4x4 kernel, stride 2, padding 1 (halves or doubles the side)
 _conv = functools.partial(nn.Conv2d, kernel_size=4, stride=2, padding=1)
 _up = functools.partial(nn.ConvTranspose2d, kernel_size=4, stride=2, padding=1)
@@ -75,20 +79,22 @@ class EncoderConv64(nn.Module):
         self.head = GaussianHead(256, latents)
         init_glorot(self)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.head(self.body(x))
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.head(self.body(x))
 
 # %% ../nbs/03a_models.ipynb #e5bfdab7
 class DecoderConv64(nn.Module):
-    "Table A3 decoder: latents (N, D) -> image logits or means (N, C, 64, 64), no output activation."
+    """Table A3 decoder: latents (N, D) -> image logits or means (N, C, 64, 64),
+    no output activation."""
     def __init__(self,
                  channels: int = 3, # C: 1 or 3
                  latents: int = 9): # D
         super().__init__()
         self.channels, self.latents = check_network(channels, latents)
-        self.body = nn.Sequential(nn.Linear(latents, 256), nn.ReLU(), nn.Linear(256, 1024), nn.ReLU(),
-                                  nn.Unflatten(1, (64, 4, 4)),
-                                  _up(64, 64), nn.ReLU(), _up(64, 32), nn.ReLU(), _up(32, 32), nn.ReLU(),
-                                  _up(32, channels))
+        self.body = nn.Sequential(nn.Linear(latents, 256), nn.ReLU(),
+                                  nn.Linear(256, 1024), nn.ReLU(), nn.Unflatten(1, (64, 4, 4)),
+                                  _up(64, 64), nn.ReLU(), _up(64, 32), nn.ReLU(),
+                                  _up(32, 32), nn.ReLU(), _up(32, channels))
         init_glorot(self)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
@@ -99,21 +105,26 @@ MAX_LAYERS = 1000     # hidden layers a fully connected network may have
 def check_layers(sizes: Sequence[int], # the widths: input, hidden layers, output
                  what: str, # the network, for the message
                  ) -> list[int]:
-    "The widths of linear layers, each an integer >= 1, their parameters fitting in memory, before any is made."
-    if not isinstance(sizes, (list, tuple)) or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1
-                                                   for s in sizes):
+    """The widths of linear layers, each an integer >= 1,
+    their parameters fitting in memory, before any is made."""
+    if not isinstance(sizes, (list, tuple)) or any(
+            isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in sizes):
         raise DisentlitError(f"{what}: layer widths must be integers >= 1, got {sizes!r}")
     if len(sizes) - 2 > MAX_LAYERS:
-        raise DisentlitError(f"{what}: at most {MAX_LAYERS:,} hidden layers, got {len(sizes) - 2:,}")
+        raise DisentlitError(f"{what}: at most {MAX_LAYERS:,} hidden layers, "
+                             f"got {len(sizes) - 2:,}")
     n = sum(int(i) * int(o) + int(o) for i, o in zip(sizes, sizes[1:]))
-    check_memory(4 * n, f"{what}'s {n:,} parameters (float32)", "give narrower or fewer hidden layers")
+    check_memory(4 * n, f"{what}'s {n:,} parameters (float32)",
+                 "give narrower or fewer hidden layers")
     return [int(s) for s in sizes]
 
+# %% ../nbs/03a_models.ipynb #44c14324
 def check_obs_shape(obs_shape) -> tuple[int, int, int]:
     if len(obs_shape) != 3 or min(obs_shape) < 1:
         raise DisentlitError(f"obs_shape must be (H, W, C), got {obs_shape!r}")
     return tuple(int(s) for s in obs_shape)
 
+# %% ../nbs/03a_models.ipynb #8667ce1f
 class EncoderFC(nn.Module):
     "Fully connected encoder: (N, C, H, W) -> mean and log-variance (N, D); ReLU hidden layers."
     def __init__(self,
@@ -123,14 +134,16 @@ class EncoderFC(nn.Module):
         super().__init__()
         H, W, C = check_obs_shape(obs_shape)
         self.channels, self.latents = check_network(C, latents)
-        listed = isinstance(hidden, (list, tuple, range))                  # else refused by `check_layers`
-        sizes = check_layers([C * H * W, *hidden, 2 * latents] if listed else hidden, "EncoderFC")[:-1]
+        listed = isinstance(hidden, (list, tuple, range))           # else refused by `check_layers`
+        sizes = check_layers([C * H * W, *hidden, 2 * latents] if listed else hidden,
+                             "EncoderFC")[:-1]
         layers = [nn.Flatten()]
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.ReLU()]
         self.body, self.head = nn.Sequential(*layers), GaussianHead(sizes[-1], latents)
         init_glorot(self)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: return self.head(self.body(x))
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.head(self.body(x))
 
 # %% ../nbs/03a_models.ipynb #1fdadc97
 class DecoderFC(nn.Module):
@@ -142,10 +155,12 @@ class DecoderFC(nn.Module):
         super().__init__()
         H, W, C = check_obs_shape(obs_shape)
         self.channels, self.latents = check_network(C, latents)
-        listed = isinstance(hidden, (list, tuple, range))                  # else refused by `check_layers`
-        sizes, layers = check_layers([latents, *hidden, C * H * W] if listed else hidden, "DecoderFC")[:-1], []
+        listed = isinstance(hidden, (list, tuple, range))           # else refused by `check_layers`
+        sizes, layers = check_layers([latents, *hidden, C * H * W] if listed else hidden,
+                                     "DecoderFC")[:-1], []
         for i, o in zip(sizes, sizes[1:]): layers += [nn.Linear(i, o), nn.Tanh()]
-        self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W), nn.Unflatten(1, (C, H, W)))
+        self.body = nn.Sequential(*layers, nn.Linear(sizes[-1], C * H * W),
+                                  nn.Unflatten(1, (C, H, W)))
         init_glorot(self)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
@@ -156,7 +171,8 @@ def reparameterise(
     logvar: torch.Tensor, # posterior log-variances, the shape of `mu`
     generator: torch.Generator | None = None, # the source of the noise
 ) -> torch.Tensor:
-    "A sample z = mu + sigma * eps of the diagonal Gaussian (mu, exp(logvar)), eps drawn from `generator`."
+    """A sample z = mu + sigma * eps of the diagonal Gaussian (mu, exp(logvar)),
+    eps drawn from `generator`."""
     eps = torch.randn(mu.shape, generator=generator, device=mu.device, dtype=mu.dtype)
     return mu + eps * (0.5 * logvar).exp()
 
@@ -175,8 +191,10 @@ def kl_normal_pair(
     mu_q, # the means of q, the same shape
     logvar_q, # the log-variances of q
 ) -> torch.Tensor:
-    "KL(p || q) per latent between diagonal Gaussians p = (mu_p, exp(logvar_p)) and q = (mu_q, exp(logvar_q))."
-    return 0.5 * (logvar_q - logvar_p + (logvar_p.exp() + (mu_p - mu_q).square()) / logvar_q.exp() - 1)
+    """KL(p || q) per latent between diagonal Gaussians
+    p = (mu_p, exp(logvar_p)) and q = (mu_q, exp(logvar_q))."""
+    return 0.5 * (logvar_q - logvar_p
+                  + (logvar_p.exp() + (mu_p - mu_q).square()) / logvar_q.exp() - 1)
 
 # %% ../nbs/03a_models.ipynb #dae676a7
 def symmetric_kl(
@@ -186,13 +204,15 @@ def symmetric_kl(
     logvar_q, # the log-variances of q
 ) -> torch.Tensor:
     "The symmetric KL of appendix B.2 per latent: (KL(p||q) + KL(q||p)) / 2."
-    return 0.5 * kl_normal_pair(mu_p, logvar_p, mu_q, logvar_q) + 0.5 * kl_normal_pair(mu_q, logvar_q, mu_p, logvar_p)
+    return (0.5 * kl_normal_pair(mu_p, logvar_p, mu_q, logvar_q)
+            + 0.5 * kl_normal_pair(mu_q, logvar_q, mu_p, logvar_p))
 
 # %% ../nbs/03a_models.ipynb #8f047ce7
 def ada_shared_mask(
     deltas: torch.Tensor, # the per-latent distances delta_i of each pair's posteriors (B, D)
 ) -> torch.Tensor:
-    "Ada-GVAE's adaptive threshold: True where a latent is shared, delta < (max + min) / 2 of its pair's row (B, D)."
+    """Ada-GVAE's adaptive threshold: True where a latent is shared,
+    delta < (max + min) / 2 of its pair's row (B, D)."""
     tau = 0.5 * (deltas.amax(-1, keepdim=True) + deltas.amin(-1, keepdim=True))
     return deltas < tau
 
@@ -203,8 +223,9 @@ def average_gvae(
     mu2, # the means of the second posterior
     logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances (the log-variance
-    computed as `logaddexp(logvar1, logvar2) - log 2`, finite and with a finite gradient where `exp` underflows)."""
+    """Ada-GVAE's average posterior: the arithmetic mean of the means and of the variances (the
+    log-variance computed as `logaddexp(logvar1, logvar2) - log 2`, finite and with a finite
+    gradient where `exp` underflows)."""
     return 0.5 * (mu1 + mu2), torch.logaddexp(logvar1, logvar2) - math.log(2)
 
 # %% ../nbs/03a_models.ipynb #312033b6
@@ -214,9 +235,10 @@ def average_mlvae(
     mu2, # the means of the second posterior
     logvar2, # its log-variances
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it): variance
-    2 v1 v2 / (v1 + v2), mean (mu1 / v1 + mu2 / v2) * variance / 2, both computed from the log-variances
-    (weights sigmoid(logvar2 - logvar1) and its complement), so nothing overflows or divides by an underflowed 0."""
+    """Ada-ML-VAE's average posterior (product of Gaussians, as disentanglement_lib scales it):
+    variance 2 v1 v2 / (v1 + v2), mean (mu1 / v1 + mu2 / v2) * variance / 2, both computed from
+    the log-variances (weights sigmoid(logvar2 - logvar1) and its complement), so nothing
+    overflows or divides by an underflowed 0."""
     w1 = torch.sigmoid(logvar2 - logvar1)            # = v2 / (v1 + v2), the weight of mu1
     logvar = math.log(2) + logvar1 + logvar2 - torch.logaddexp(logvar1, logvar2)
     return w1 * mu1 + (1 - w1) * mu2, logvar
@@ -226,8 +248,8 @@ def adam(
     params, # the parameters to optimise
     **kwargs, # Adam's settings (lr, betas, ...)
 ) -> torch.optim.Adam:
-    """Adam with the fused kernel where the device has one (the same update, several times faster on CPU than the
-    default)."""
+    """Adam with the fused kernel where the device has one
+    (the same update, several times faster on CPU than the default)."""
     params = list(params)
     try: return torch.optim.Adam(params, fused=True, **kwargs)
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, **kwargs)
@@ -236,11 +258,12 @@ def adam(
 def native_bf16(
     device: torch.device | str, # a device, or its name
 ) -> bool:
-    """Whether `device` multiplies bf16 matrices in hardware: AMX or AVX512-BF16 on a CPU, compute capability 8+ on
-    CUDA."""
+    """Whether `device` multiplies bf16 matrices in hardware:
+    AMX or AVX512-BF16 on a CPU, compute capability 8+ on CUDA."""
     device = torch.device(device)
     if device.type == "cuda": return torch.cuda.is_bf16_supported(including_emulation=False)
-    caps = torch.cpu.get_capabilities() if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {}
+    caps = (torch.cpu.get_capabilities()
+            if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {})
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
 
 # %% ../nbs/03a_models.ipynb #e00e8e5c
@@ -249,10 +272,13 @@ def check_weight(
     name: str = "weight", # what to call it in the error message
     positive: bool = False, # > 0, not only >= 0
 ) -> float:
-    "A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float; `DisentlitError` otherwise."
+    """A loss weight or rate: a finite number >= 0 (> 0 if `positive`), as a float;
+    `DisentlitError` otherwise."""
     ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
           and (value > 0 if positive else value >= 0))
-    if not ok: raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, got {value!r}")
+    if not ok:
+        raise DisentlitError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, "
+                             f"got {value!r}")
     return float(value)
 
 # %% ../nbs/03a_models.ipynb #09b62fa4
@@ -261,20 +287,24 @@ def param(
     doc: str, # what it is (the command line's help says it)
     check: Callable | None = None, # `check(value, name) -> value`, or `DisentlitError`
 ):
-    "One of a framework's own parameters, a field of its `Params`: its default, what it is, how it is checked."
+    """One of a framework's own parameters, a field of its `Params`:
+    its default, what it is, how it is checked."""
     return dataclasses.field(default=default, metadata=dict(doc=doc, check=check))
 
+# %% ../nbs/03a_models.ipynb #4925fda7
 def weight(default: float, doc: str, positive: bool = False):
     "A parameter that weighs a term (or is a rate): a finite number >= 0, or > 0 if `positive`."
     return param(default, doc, lambda v, name: check_weight(v, name, positive))
 
+# %% ../nbs/03a_models.ipynb #d70a77d7
 def count(default: int | None, doc: str, hint: str = "",
           most: int | None = None):     # the largest value that makes sense, if there is one
     "A parameter that counts: an integer >= 1, at most `most` (or None, where the default is None)."
     def check(v, name):
         if v is None and default is None: return v
         check_positive(v, name, hint)
-        if most is not None and v > most: raise DisentlitError(f"{name} must be at most {most:,}, got {v:,}")
+        if most is not None and v > most:
+            raise DisentlitError(f"{name} must be at most {most:,}, got {v:,}")
         return v
     return param(default, doc, check)
 
@@ -283,11 +313,13 @@ def own_params(
     cls: type, # a framework class (its `Params` declare its own parameters)
     given: dict, # the parameters given to it
 ) -> dict:
-    "Every own parameter of `cls`: those `given`, checked, the others at their defaults; `DisentlitError` names them."
+    """Every own parameter of `cls`: those `given`, checked, the others at their defaults;
+    `DisentlitError` names them."""
     fields = dataclasses.fields(cls.Params)
     if unknown := [k for k in given if k not in {f.name for f in fields}]:
-        raise DisentlitError(f"framework {cls.name!r} has no parameter {', '.join(map(repr, unknown))}; accepted: "
-                             f"{', '.join(f.name for f in fields) or '(none)'}")
+        raise DisentlitError(f"framework {cls.name!r} has no parameter "
+                             f"{', '.join(map(repr, unknown))}; "
+                             f"accepted: {', '.join(f.name for f in fields) or '(none)'}")
     check = lambda f, v: v if f.metadata.get("check") is None or (v is None and f.default is None) \
         else f.metadata["check"](v, f.name)
     return {f.name: check(f, given.get(f.name, f.default)) for f in fields}
@@ -313,16 +345,19 @@ class AE(nn.Module):
 
     @property
     def standardise(self) -> bool:
-        "Whether this framework trains on standardised observations (the reconstruction loss decides)."
+        """Whether this framework trains on standardised observations
+        (the reconstruction loss decides)."""
         return bool(getattr(self.recon, "standardise", True))
 
     def hparams(self) -> dict:
         "The framework's own parameters (its `Params`) and their values."
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self.Params)}
 
-    reg_per_observation = False     # True: the regulariser is in nats per observation (summed over latents),
-                                    # see "The constrained-VAE family"
-    extra_objectives: tuple[str, ...] = ()   # logged terms a step also minimises, each on its own network (FactorVAE)
+    # True: the regulariser is in nats per observation (summed over latents),
+    # see "The constrained-VAE family"
+    reg_per_observation = False
+    # logged terms a step also minimises, each on its own network (FactorVAE)
+    extra_objectives: tuple[str, ...] = ()
 
     # -- the hooks -------------------------------------------------------------------------------
     def sample_batch(self,
@@ -338,7 +373,8 @@ class AE(nn.Module):
                   mu, # posterior means (N, D), from the encoder
                   logvar, # posterior log-variances (N, D)
                  ) -> tuple[torch.Tensor, torch.Tensor, dict]:
-        "Hook: change the posteriors before sampling (Ada-GVAE's averaging); returns (mu, logvar, logs)."
+        """Hook: change the posteriors before sampling (Ada-GVAE's averaging);
+        returns (mu, logvar, logs)."""
         return mu, logvar, {}
 
     def latent(self,
@@ -355,13 +391,15 @@ class AE(nn.Module):
                     z, # the codes that were decoded (N, D)
                     generator=None, # the loop's noise, for terms that sample
                    ) -> tuple[torch.Tensor, dict]:
-        "Hook: the regularisation term and its logs (`generator`: the loop's noise, for terms that sample)."
+        """Hook: the regularisation term and its logs
+        (`generator`: the loop's noise, for terms that sample)."""
         return mu.new_zeros(()), {}
 
     def setup(self,
               data: GroundTruthData, # the training data
               batch_size: int): # the training batch size
-        "Hook: called by `fit` before the first step; check the batch size, read what is needed from the dataset."
+        """Hook: called by `fit` before the first step;
+        check the batch size, read what is needed from the dataset."""
 
 # %% ../nbs/03a_models.ipynb #bbfec398
 @patch
@@ -371,6 +409,7 @@ def encode(self: AE,
     "The representation: the posterior means (N, D)."
     return self.encoder(x)[0]
 
+# %% ../nbs/03a_models.ipynb #152bf69f
 @patch
 def decode(self: AE,
            z: torch.Tensor, # latent codes (N, D)
@@ -385,9 +424,10 @@ def loss(self: AE,
          batch: torch.Tensor, # a training batch (N, C, H, W), as `sample_batch` draws it
          generator: torch.Generator | None = None, # the loop's noise
         ) -> tuple[torch.Tensor, dict]:
-    "The training loss of a batch and its terms: reconstruction (mean over elements) plus the regulariser."
+    """The training loss of a batch and its terms:
+    reconstruction (mean over elements) plus the regulariser."""
     mu, logvar = self.encoder(batch)
-    with torch.autocast(batch.device.type, enabled=False):          # the loss terms in float32 under bf16
+    with torch.autocast(batch.device.type, enabled=False):    # the loss terms in float32 under bf16
         mu, logvar, logs = self.posterior(mu.float(), logvar.float())
         z = self.latent(mu, logvar, generator)
     out = self.decoder(z)
@@ -395,7 +435,7 @@ def loss(self: AE,
         recon = self.recon(out.float(), batch.float()).mean()
         reg, reg_logs = self.regulariser(mu, logvar, z, generator)
         if self.reg_per_observation:
-            reg = reg / batch[0].numel()                # nats per observation -> per element, as the recon
+            reg = reg / batch[0].numel()         # nats per observation -> per element, as the recon
         loss = recon + reg
     return loss, dict(loss=loss, recon=recon, **reg_logs, **logs)
 
@@ -407,8 +447,10 @@ def configure_optimisers(self: AE,
     "Hook: the optimisers (Adam, as C.2)."
     return [adam(self.parameters(), lr=lr)]
 
+# %% ../nbs/03a_models.ipynb #296382e6
 def _skips_on_device(o: torch.optim.Optimizer) -> bool:
-    "Whether optimiser `o` can skip a step on the device: fused Adam reads `found_inf` there (as AMP's scaler uses it)."
+    """Whether optimiser `o` can skip a step on the device:
+    fused Adam reads `found_inf` there (as AMP's scaler uses it)."""
     return isinstance(o, torch.optim.Adam) and bool(o.defaults.get("fused"))
 
 @patch
@@ -416,28 +458,33 @@ def training_step(self: AE,
                   batch, # a training batch
                   optimisers, # what `configure_optimisers` returned
                   generator=None, # the loop's noise
-                  autocast=contextlib.nullcontext, # a context for the forward pass (bf16 autocast, or nothing)
-                  skip: torch.Tensor | None = None, # a 0-d bool tensor: True leaves the parameters untouched
+                  # a context for the forward pass (bf16 autocast, or nothing)
+                  autocast=contextlib.nullcontext,
+                  # a 0-d bool tensor: True leaves the parameters untouched
+                  skip: torch.Tensor | None = None,
                  ) -> dict:
-    """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps. Returns the logs as 0-d
-    tensors on the device and `nonfinite` (0-d bool): a non-finite loss or extra objective, or `skip`, leaves the
-    parameters untouched, on the device without a host sync where every optimiser is fused Adam, else checked here."""
+    """Hook: one backward pass of the loss plus `extra_objectives`, then every optimiser steps.
+    Returns the logs as 0-d tensors on the device and `nonfinite` (0-d bool): a non-finite loss
+    or extra objective, or `skip`, leaves the parameters untouched, on the device without a host
+    sync where every optimiser is fused Adam, else checked here."""
     with autocast(): loss, logs = self.loss(batch, generator)
     objective = sum((logs[k] for k in self.extra_objectives), loss)
     bad = ~torch.isfinite(objective.detach())
     if skip is not None: bad = bad | skip
-    # copies of their own: the loop keeps logs on the device for several steps, and a loss compiled with CUDA graphs
-    # (`--compile` on a GPU) returns the same output memory every call, so the next step would overwrite them
+    # copies of their own: the loop keeps logs on the device for several steps, and a loss
+    # compiled with CUDA graphs (`--compile` on a GPU) returns the same output memory every
+    # call, so the next step would overwrite them
     logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
             else torch.tensor(float(v), device=batch.device) for k, v in logs.items()}
     for o in optimisers: o.zero_grad(set_to_none=True)
     if all(_skips_on_device(o) for o in optimisers):
         objective.backward()
         for o in optimisers:
-            o.found_inf = bad.float()                  # 1: fused Adam leaves parameters, moments and step count alone
+            # 1: fused Adam leaves parameters, moments and step count alone
+            o.found_inf = bad.float()
             try: o.step()
             finally: del o.found_inf
-    elif not bool(bad):                                # an optimiser that cannot skip on the device: a host sync
+    elif not bool(bad):                   # an optimiser that cannot skip on the device: a host sync
         objective.backward()
         for o in optimisers: o.step()
     return dict(logs, nonfinite=bad)
@@ -456,8 +503,8 @@ class VAE(AE):
 
 # %% ../nbs/03a_models.ipynb #54938d3a
 class BetaVAE(VAE):
-    """beta-VAE (Higgins et al. 2016) with beta normalisation (B.1): recon mean over elements + beta * KL mean over
-    latents."""
+    """beta-VAE (Higgins et al. 2016) with beta normalisation (B.1):
+    recon mean over elements + beta * KL mean over latents."""
     name = "betavae"
 
     @dataclasses.dataclass
@@ -466,7 +513,8 @@ class BetaVAE(VAE):
 
 # %% ../nbs/03a_models.ipynb #c250c665
 class AdaGVAE(BetaVAE):
-    "Ada-GVAE (Locatello et al. 2020) on pairs with k ~ U[1, F] differing factors; symmetric KL deltas (B.2)."
+    """Ada-GVAE (Locatello et al. 2020) on pairs with k ~ U[1, F] differing factors;
+    symmetric KL deltas (B.2)."""
     name, pairs = "adagvae", True
     average = staticmethod(average_gvae)
 
