@@ -121,9 +121,11 @@ def test_the_run_description_and_the_store_import_only_torch_free_modules():
 
 
 def test_no_module_is_long():
-    "One job per module: none over ~500 lines (the generated `_modidx` aside)."
+    """One job per module: none over ~500 lines of code as it was first written (the generated `_modidx` aside). The
+    limit was 550 lines of up to 120 columns; the notebooks now wrap at 100 (issue 44), which makes the same code about
+    a tenth longer, so it is 600."""
     long = {p.name: n for p in (ROOT / "disentlit").glob("*.py") if p.stem != "_modidx"
-            and (n := len(p.read_text().splitlines())) > 550}
+            and (n := len(p.read_text().splitlines())) > 600}
     assert not long, f"modules over ~500 lines (split the notebook): {long}"
 
 
