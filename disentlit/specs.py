@@ -18,7 +18,8 @@ __all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'PILOT_SEEDS', 'MAX_SPEC_BYTES'
 
 # %% ../nbs/08a_specs.ipynb #cfbc3ad6
 SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description", "engines")
-MAX_RUNS, RUN_BYTES = 100_000, 4096   # runs a spec may expand to; memory to expand and record one (about)
+# runs a spec may expand to; memory to expand and record one (about)
+MAX_RUNS, RUN_BYTES = 100_000, 4096
 
 # %% ../nbs/08a_specs.ipynb #2eab0445
 def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
@@ -28,8 +29,10 @@ def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
     if unknown := sorted(set(spec) - set(SPEC_KEYS)):
         raise DisentlitError(f"unknown spec key {unknown[0]!r}; accepted: {', '.join(SPEC_KEYS)}")
     name = spec.get("name")
-    if not isinstance(name, str) or not name: raise DisentlitError("spec key 'name' must be a non-empty string")
-    if not isinstance(spec.get("description", ""), str): raise DisentlitError("spec key 'description' must be text")
+    if not isinstance(name, str) or not name:
+        raise DisentlitError("spec key 'name' must be a non-empty string")
+    if not isinstance(spec.get("description", ""), str):
+        raise DisentlitError("spec key 'description' must be text")
     engines = spec.get("engines", {})
     if not isinstance(engines, dict) or not all(isinstance(o, dict) for o in engines.values()):
         raise DisentlitError("spec key 'engines' must map an engine's name to its settings, e.g. "
@@ -38,135 +41,164 @@ def _spec_parts(spec: dict) -> tuple[str, dict, dict, list]:
     for key, v in (("base", base), ("grid", grid)):
         if not isinstance(v, dict): raise DisentlitError(f"spec key {key!r} must be a mapping")
     if not isinstance(arms, list) or not arms or not all(isinstance(a, dict) for a in arms):
-        raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that vary together)")
+        raise DisentlitError("spec key 'arms' must be a non-empty list of mappings (settings that "
+                             "vary together)")
     return name, base, grid, arms
 
-# %% ../nbs/08a_specs.ipynb #d0c01c95
+# %% ../nbs/08a_specs.ipynb #906e0764
 def _check_size(runs: int):
-    "Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory it would take."
+    """Refuse, before anything is made, a spec that expands to more than `MAX_RUNS` runs: the memory
+    it would take."""
     if runs > MAX_RUNS:
-        raise DisentlitError(f"the spec expands to {runs:,} runs (about {human_bytes(runs * RUN_BYTES)} of memory to "
-                             f"expand and record them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
+        raise DisentlitError(f"the spec expands to {runs:,} runs (about "
+                             f"{human_bytes(runs * RUN_BYTES)} of memory to expand and record "
+                             f"them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
 
+# %% ../nbs/08a_specs.ipynb #e86b2588
 def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
-    "A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is (`_check_size`)."
-    if "seeds" in spec and "repeats" in spec: raise DisentlitError("give either 'seeds' or 'repeats', not both")
+    """A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is
+    (`_check_size`)."""
+    if "seeds" in spec and "repeats" in spec:
+        raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise DisentlitError(f"spec key 'repeats' must be an integer >= 1, got {repeats!r}")
-    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list) else repeats))
+    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list)
+                                 else repeats))
     seeds = spec.get("seeds", list(range(repeats)))
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
-                                                           for s in seeds):
-        raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' a positive integer)")
+    if (not isinstance(seeds, list) or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
+        raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' "
+                             "a positive integer)")
     if len(set(seeds)) < len(seeds):
-        raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its own seed")
+        raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its "
+                             "own seed")
     return seeds
 
 # %% ../nbs/08a_specs.ipynb #753799b4
-PILOT_SEEDS = range(900, 1000)   # the seeds of pilot sweeps (a spec named '..._pilot'), and of no other sweep
+# the seeds of pilot sweeps (a spec named '..._pilot'), and of no other sweep
+PILOT_SEEDS = range(900, 1000)
 
 def _check_seed_role(name: str, seeds: list[int]):
-    "Refuse a pilot spec with a seed outside `PILOT_SEEDS`, and any other spec with a seed inside it."
+    """Refuse a pilot spec with a seed outside `PILOT_SEEDS`, and any other spec with a seed inside
+    it."""
     pilot = name.endswith("_pilot")
     if wrong := [s for s in seeds if (s in PILOT_SEEDS) != pilot]:
         raise DisentlitError(
-            f"spec {name!r}: seed {wrong[0]} is {'outside' if pilot else 'inside'} the pilots' seeds "
-            f"{PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}; a spec named '..._pilot' draws every seed from that range, "
-            "every other spec none")
+            f"spec {name!r}: seed {wrong[0]} is {'outside' if pilot else 'inside'} the pilots' "
+            f"seeds {PILOT_SEEDS.start}-{PILOT_SEEDS.stop - 1}; a spec named '..._pilot' draws "
+            "every seed from that range, every other spec none")
 
-# %% ../nbs/08a_specs.ipynb #578de73c
+# %% ../nbs/08a_specs.ipynb #56b11d75
 def _set(d: dict, key: str, value):
     "Set `key` (possibly dotted: 'framework_params.beta') in a configuration dictionary."
     head, _, rest = key.partition(".")
     if not rest: d[head] = value; return
     if head not in ("dataset_params", "framework_params", "loss_params"):
-        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and loss_params take a "
-                             "dotted key")
+        raise DisentlitError(f"spec key {key!r}: only dataset_params, framework_params and "
+                             "loss_params take a dotted key")
     d.setdefault(head, {})
     d[head] = {**d[head], rest: value}
 
+# %% ../nbs/08a_specs.ipynb #767e5f52
 def _run_config(base: dict, settings: list[tuple], seed: int) -> RunConfig:
     "The run of `base` with the (key, value) `settings` set, and `seed`."
     d = json.loads(json.dumps(base))                      # a deep copy of plain data
     for key in list(d):
-        if "." in key: _set(d, key, d.pop(key))           # a dotted key of the base itself, before the arm's and grid's
+        # a dotted key of the base itself, before the arm's and grid's
+        if "." in key: _set(d, key, d.pop(key))
     for key, value in settings: _set(d, key, value)
     d["seed"] = seed
     return RunConfig.from_dict(d)
 
+# %% ../nbs/08a_specs.ipynb #5365c7ed
 def _given_twice(d: dict) -> str | None:
-    "A dotted key of `d` whose setting `d` also gives nested ('framework_params.beta' and framework_params: {beta})."
+    """A dotted key of `d` whose setting `d` also gives nested ('framework_params.beta' and
+    framework_params: {beta})."""
     return next((k for k in d if "." in k and isinstance(nested := d.get(k.partition(".")[0]), dict)
                  and k.partition(".")[2] in nested), None)
 
 # %% ../nbs/08a_specs.ipynb #fad302a9
 def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
                 ) -> tuple[str, list[RunConfig]]:
-    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary together; default
-    one empty arm) times the grid's product times the seeds, in that order."""
+    """The sweep name and every run configuration of a spec: each arm (a list of settings that vary
+    together; default one empty arm) times the grid's product times the seeds, in that order."""
     name, base, grid, arms = _spec_parts(spec)
-    seeds = _spec_seeds(spec, len(arms) * math.prod(len(v) for v in grid.values() if isinstance(v, list)))
+    seeds = _spec_seeds(spec, len(arms) * math.prod(len(v) for v in grid.values()
+                                                    if isinstance(v, list)))
     _check_seed_role(name, seeds)
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise DisentlitError(f"grid key {key!r} must list at least one value, got {values!r}")
     overlap = lambda a, b: a == b or a.startswith(b + ".") or b.startswith(a + ".")
     if clash := next(((a, g) for arm in arms for a in arm for g in grid if overlap(a, g)), None):
-        raise DisentlitError(f"spec key {clash[0]!r} is set by an arm and {clash[1]!r} by the grid: a setting varies "
-                             "in one place only (move it into each arm, or out of the arms into the grid)")
-    places = [("the base", base), *((f"arm {i + 1}", arm) for i, arm in enumerate(arms)), ("the grid", grid)]
+        raise DisentlitError(f"spec key {clash[0]!r} is set by an arm and {clash[1]!r} by the "
+                             "grid: a setting varies in one place only (move it into each arm, "
+                             "or out of the arms into the grid)")
+    places = [("the base", base), *((f"arm {i + 1}", arm) for i, arm in enumerate(arms)),
+              ("the grid", grid)]
     if where := next((w for w, d in places if "seed" in d), None):
-        given = next((f"'{k}'" for k in ("seeds", "repeats") if k in spec), "default (no 'seeds' or 'repeats')")
+        given = next((f"'{k}'" for k in ("seeds", "repeats") if k in spec),
+                     "default (no 'seeds' or 'repeats')")
         raise DisentlitError(f"spec sets 'seed' in {where} and the seeds by {given} (seeds "
-                             f"{', '.join(map(str, seeds))}): a run's seed comes from 'seeds' or 'repeats' only, which "
-                             "would replace it; list the seeds in 'seeds' instead")
+                             f"{', '.join(map(str, seeds))}): a run's seed comes from 'seeds' or "
+                             "'repeats' only, which would replace it; list the seeds in 'seeds' "
+                             "instead")
     if twice := next(((w, k) for w, d in places if (k := _given_twice(d))), None):
         head, _, rest = twice[1].partition(".")
-        raise DisentlitError(f"spec key {twice[1]!r} and {head}: {{{rest}: ...}} in {twice[0]} give the same setting "
-                             "twice; give it once")
+        raise DisentlitError(f"spec key {twice[1]!r} and {head}: {{{rest}: ...}} in {twice[0]} "
+                             "give the same setting twice; give it once")
     configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
-               for arm, cell in itertools.product(arms, itertools.product(*grid.values())) for seed in seeds]
+               for arm, cell in itertools.product(arms, itertools.product(*grid.values()))
+               for seed in seeds]
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids):
         i = next(i for i, r in enumerate(ids) if r in ids[:i])
-        raise DisentlitError(f"runs {ids.index(ids[i]) + 1} and {i + 1} of the spec are the same configuration "
-                             "(a grid or the arms list a value twice)")
+        raise DisentlitError(f"runs {ids.index(ids[i]) + 1} and {i + 1} of the spec are the same "
+                             "configuration (a grid or the arms list a value twice)")
     return name, configs
 
-# %% ../nbs/08a_specs.ipynb #bed5748a
-MAX_SPEC_BYTES, MAX_SPEC_VALUES = 1 << 20, 100_000   # a spec file's size; the values it holds, its aliases expanded
+# %% ../nbs/08a_specs.ipynb #f054fcaa
+# a spec file's size; the values it holds, its aliases expanded
+MAX_SPEC_BYTES, MAX_SPEC_VALUES = 1 << 20, 100_000
 
+# %% ../nbs/08a_specs.ipynb #406e9d88
 def _one_each(pairs: list, path: Path) -> dict:
-    "A mapping from its (key, value) pairs; a key given twice is refused (JSON and YAML would keep the last one)."
+    """A mapping from its (key, value) pairs; a key given twice is refused (JSON and YAML would keep
+    the last one)."""
     keys = [k for k, _ in pairs]
     if twice := next((k for i, k in enumerate(keys) if k in keys[:i]), None):
         raise DisentlitError(f"{path}: key {twice!r} is given twice in one mapping; give it once")
     return dict(pairs)
 
+# %% ../nbs/08a_specs.ipynb #c882be26
 def _yaml_values(node, path: Path, sizes: dict) -> int:
-    """The values under a YAML node with every alias expanded (a shared node counts at each use), its mappings'
-    keys checked once each (`_one_each`)."""
+    """The values under a YAML node with every alias expanded (a shared node counts at each use),
+    its mappings' keys checked once each (`_one_each`)."""
     import yaml
     if id(node) in sizes: return sizes[id(node)]
     sizes[id(node)] = 1
     if isinstance(node, yaml.MappingNode):
-        _one_each([(k.value, None) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"], path)
+        _one_each([(k.value, None) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"],
+                  path)
         children = [n for pair in node.value for n in pair]
     else: children = node.value if isinstance(node, yaml.SequenceNode) else []
     sizes[id(node)] = 1 + sum(_yaml_values(c, path, sizes) for c in children)
     return sizes[id(node)]
 
+# %% ../nbs/08a_specs.ipynb #5e3d8f14
 def _read_yaml(text: str, path: Path):
-    "A YAML document, refused if a mapping gives a key twice or its aliases expand it past `MAX_SPEC_VALUES` values."
+    """A YAML document, refused if a mapping gives a key twice or its aliases expand it past
+    `MAX_SPEC_VALUES` values."""
     import yaml
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None: return None
         if (n := _yaml_values(node, path, {})) > MAX_SPEC_VALUES:
-            raise DisentlitError(f"{path}: its aliases expand it to {n:,} values (about {human_bytes(n * 64)} of "
-                                 f"memory); a sweep spec holds at most {MAX_SPEC_VALUES:,}")
+            raise DisentlitError(f"{path}: its aliases expand it to {n:,} values (about "
+                                 f"{human_bytes(n * 64)} of memory); a sweep spec holds at most "
+                                 f"{MAX_SPEC_VALUES:,}")
         return loader.construct_document(node)
     finally: loader.dispose()
 
@@ -174,16 +206,20 @@ def _read_yaml(text: str, path: Path):
 def load_spec(path: str | Path,     # a .yaml, .yml or .json file
               ) -> dict:
     "A sweep spec from a .yaml/.yml or .json file."
-    if not isinstance(path, (str, Path)): raise DisentlitError(f"a spec's path must be text, got {path!r}")
+    if not isinstance(path, (str, Path)):
+        raise DisentlitError(f"a spec's path must be text, got {path!r}")
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no sweep spec at {path}")
-    try: text = read_file(path, "sweep spec", MAX_SPEC_BYTES).decode("utf-8")    # not a pipe, not /dev/zero
-    except UnicodeDecodeError: raise DisentlitError(f"{path}: not a text file, so not a sweep spec") from None
+    # not a pipe, not /dev/zero
+    try: text = read_file(path, "sweep spec", MAX_SPEC_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DisentlitError(f"{path}: not a text file, so not a sweep spec") from None
     try:
         if path.suffix in (".yaml", ".yml"): return _read_yaml(text, path)
-        if path.suffix == ".json": return json.loads(text, object_pairs_hook=lambda kv: _one_each(kv, path))
+        if path.suffix == ".json":
+            return json.loads(text, object_pairs_hook=lambda kv: _one_each(kv, path))
     except DisentlitError: raise
-    except Exception as e:                       # yaml.YAMLError, json.JSONDecodeError, RecursionError (nested deep)
+    except Exception as e:      # yaml.YAMLError, json.JSONDecodeError, RecursionError (nested deep)
         why = " ".join(str(e).split())[:160]
         raise DisentlitError(f"{path}: not valid {path.suffix[1:].upper()} ({why})") from None
     raise DisentlitError(f"{path}: a sweep spec must be .yaml, .yml or .json")

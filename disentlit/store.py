@@ -19,7 +19,8 @@ from typing import Callable, Iterable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import atomic_path, check_positive, DisentlitError, lease_seconds, strict_json, write_csv
+from .core import (atomic_path, check_positive, DisentlitError, lease_seconds, strict_json,
+                            write_csv)
 from .config import RunConfig
 
 # %% auto #0
@@ -27,7 +28,7 @@ __all__ = ['SCHEMA_VERSION', 'STATUSES', 'TRANSIENT', 'UDR_SAMPLE', 'LATENTS_FIL
            'curve_points', 'write_latents', 'read_latents', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
-SCHEMA_VERSION = 2                  # the schema every results database has (runs with a lease's heartbeat)
+SCHEMA_VERSION = 2           # the schema every results database has (runs with a lease's heartbeat)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -41,8 +42,9 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs (status);
 """
-_COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "host", "pid", "attempts", "created",
-            "started", "finished", "seconds", "heartbeat")      # the runs table's
+# the runs table's columns
+_COLUMNS = ("id", "sweep", "config", "status", "metrics", "result", "error", "host", "pid",
+            "attempts", "created", "started", "finished", "seconds", "heartbeat")
 
 # %% ../nbs/08a_store.ipynb #143c00aa
 STATUSES = ("pending", "running", "done", "failed")             # the states of a run
@@ -51,14 +53,17 @@ STATUSES = ("pending", "running", "done", "failed")             # the states of 
 def _db_problem(path: Path, e: sqlite3.Error) -> str:
     "What an SQLite error on the results database at `path` means, in one line."
     text = str(e)
-    if "readonly" in text: return f"{path}: the database is read-only ({text}); give a writable one with --db"
+    if "readonly" in text:
+        return f"{path}: the database is read-only ({text}); give a writable one with --db"
     if "disk is full" in text or "disk I/O" in text:
-        return (f"{path}: no space left (or a disk error) while writing the database ({text}); free some, then add "
-                "--resume")
+        return (f"{path}: no space left (or a disk error) while writing the database ({text}); "
+                "free some, then add --resume")
     if "unable to open" in text:
-        return f"{path}: cannot open or create the database file ({text}); is its folder there and writable?"
+        return (f"{path}: cannot open or create the database file ({text}); is its folder there "
+                "and writable?")
     if "locked" in text:
-        return f"{path}: the database stayed locked by another process for a minute ({text}); try again"
+        return (f"{path}: the database stayed locked by another process for a minute ({text}); "
+                "try again")
     return f"{path}: the database could not be written ({text})"
 
 # %% ../nbs/08a_store.ipynb #a84a27d3
@@ -71,143 +76,178 @@ def runs_folder(db_path: str | Path,   # a results database
 # %% ../nbs/08a_store.ipynb #1a01bd99
 def db_file(path: str | Path,   # what was given as a results database
             ) -> Path:
-    "`path` as a results database's file; `DisentlitError` for a name SQLite would not keep (memory, a URI, nothing)."
-    if not isinstance(path, (str, Path)) or str(path).strip() in ("", ".", ":memory:") or str(path).startswith("file:"):
-        raise DisentlitError(f"results database {str(path)!r}: give the path of a file (a database in memory or a "
-                             "URI would not keep the results)")
+    """`path` as a results database's file; `DisentlitError` for a name SQLite would not keep
+    (memory, a URI, nothing)."""
+    if (not isinstance(path, (str, Path)) or str(path).strip() in ("", ".", ":memory:")
+            or str(path).startswith("file:")):
+        raise DisentlitError(f"results database {str(path)!r}: give the path of a file (a database "
+                             "in memory or a URI would not keep the results)")
     return Path(path)
 
+# %% ../nbs/08a_store.ipynb #5e634652
 class ResultsDB:
-    "A SQLite database of runs: one row per run, with the pending/running/done/failed state machine."
+    """A SQLite database of runs: one row per run, with the pending/running/done/failed state
+    machine."""
 
     def __init__(self, path: str | Path,    # the database file
                  create: bool = True,       # create it if it is not there
-                 clock: Callable[[], float] = time.time,    # seconds now: the runs' times and leases (tests inject one)
-                 runs_root: str | Path | None = None):      # its runs' directories (default: `runs_folder(path)`)
+                 # seconds now: the runs' times and leases (tests inject one)
+                 clock: Callable[[], float] = time.time,
+                 # its runs' directories (default: `runs_folder(path)`)
+                 runs_root: str | Path | None = None):
         self.path, self.clock = db_file(path), clock
         self.runs_root = Path(runs_root) if runs_root is not None else runs_folder(self.path)
-        if not self.path.exists() and not create: raise DisentlitError(f"no results database at {self.path}")
-        if self.path.is_dir(): raise DisentlitError(f"results database {self.path} is a folder: give a file's path")
+        if not self.path.exists() and not create:
+            raise DisentlitError(f"no results database at {self.path}")
+        if self.path.is_dir():
+            raise DisentlitError(f"results database {self.path} is a folder: give a file's path")
         if self.path.exists() and (not self.path.is_file() or self.path.stat().st_size == 0):
             kind = "an empty file" if self.path.is_file() else "not a regular file"
-            raise DisentlitError(f"{self.path}: {kind}, not a disentlit results database; give the path of one, or "
-                                 "of a file that does not exist yet (disentlit creates it); the file was left untouched")
+            raise DisentlitError(f"{self.path}: {kind}, not a disentlit results database; give the "
+                                 "path of one, or of a file that does not exist yet (disentlit "
+                                 "creates it); the file was left untouched")
         try:
-            self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)   # explicit transactions
+            self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)  # explicit tx
             self.con.execute("PRAGMA busy_timeout=60000")
             self._wal = self.con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             version = self._version()
             if version is None:
                 self.con.executescript(_SCHEMA)
-                self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                                 (str(SCHEMA_VERSION),))
             elif version > SCHEMA_VERSION:
-                raise DisentlitError(f"{self.path} was written by a newer disentlit (schema {version}, this one reads "
-                                     f"{SCHEMA_VERSION}); upgrade disentlit, the file was left untouched")
+                raise DisentlitError(f"{self.path} was written by a newer disentlit (schema "
+                                     f"{version}, this one reads {SCHEMA_VERSION}); upgrade "
+                                     "disentlit, the file was left untouched")
             elif version < SCHEMA_VERSION:
-                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit wrote (this one "
-                                     f"reads {SCHEMA_VERSION}); the file was left untouched")
-        except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
+                raise DisentlitError(f"{self.path}: schema {version}, which no released disentlit "
+                                     f"wrote (this one reads {SCHEMA_VERSION}); the file was left "
+                                     "untouched")
+        except sqlite3.OperationalError as e:
+            raise DisentlitError(_db_problem(self.path, e)) from None
         except sqlite3.DatabaseError as e:
-            raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file was left "
-                                 "untouched") from None
+            raise DisentlitError(f"{self.path}: not a disentlit results database ({e}); the file "
+                                 "was left untouched") from None
 
     def _version(self) -> int | None:
-        tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master "
+                                                 "WHERE type='table'")}
         if not tables: return None
         if "meta" not in tables or "runs" not in tables:
-            raise DisentlitError(f"{self.path}: an SQLite file, but not a disentlit results database; the file was "
-                                 "left untouched")
+            raise DisentlitError(f"{self.path}: an SQLite file, but not a disentlit results "
+                                 "database; the file was left untouched")
         columns = {r[1] for r in self.con.execute("PRAGMA table_info(runs)")}
         if missing := [c for c in _COLUMNS if c not in columns]:
-            raise DisentlitError(f"{self.path}: its runs table lacks the columns {', '.join(missing)} of a disentlit "
-                                 "results database; the file was left untouched")
+            raise DisentlitError(f"{self.path}: its runs table lacks the columns "
+                                 f"{', '.join(missing)} of a disentlit results database; the file "
+                                 "was left untouched")
         row = self.con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None: return None
         if not str(row[0]).isdigit():
-            raise DisentlitError(f"{self.path}: not a disentlit results database (schema version {row[0]!r}); the "
-                                 "file was left untouched")
+            raise DisentlitError(f"{self.path}: not a disentlit results database (schema version "
+                                 f"{row[0]!r}); the file was left untouched")
         return int(row[0])
 
     @contextlib.contextmanager
     def _tx(self):
-        "A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back on any exception."
+        """A write transaction that takes the database lock at once (BEGIN IMMEDIATE); rolled back
+        on any exception."""
         try:
-            if not self._wal:      # the first write switches to WAL (concurrent writers); reads leave files as they are
+            # the first write switches to WAL (concurrent writers); reads leave files as they are
+            if not self._wal:
                 self.con.execute("PRAGMA journal_mode=WAL"); self._wal = True
             self.con.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
+        except sqlite3.OperationalError as e:
+            raise DisentlitError(_db_problem(self.path, e)) from None
         try: yield
         except BaseException as e:
             self.con.execute("ROLLBACK")
-            if isinstance(e, sqlite3.OperationalError): raise DisentlitError(_db_problem(self.path, e)) from None
+            if isinstance(e, sqlite3.OperationalError):
+                raise DisentlitError(_db_problem(self.path, e)) from None
             raise
         else:
             try: self.con.execute("COMMIT")
-            except sqlite3.OperationalError as e: raise DisentlitError(_db_problem(self.path, e)) from None
+            except sqlite3.OperationalError as e:
+                raise DisentlitError(_db_problem(self.path, e)) from None
 
     def close(self): self.con.close()
 
 # %% ../nbs/08a_store.ipynb #079f210b
 @patch
 def add_runs(self: ResultsDB, sweep: str, configs: Iterable[RunConfig]) -> int:
-    "Add runs as pending (those already present, whatever their state, are left alone); returns how many were new."
-    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", self.clock()) for c in configs]
+    """Add runs as pending (those already present, whatever their state, are left alone); returns
+    how many were new."""
+    rows = [(c.run_id, sweep, json.dumps(c.to_dict(), sort_keys=True), "pending", self.clock())
+            for c in configs]
     with self._tx():
         before = self.con.total_changes
-        self.con.executemany("INSERT OR IGNORE INTO runs (id, sweep, config, status, created) VALUES (?, ?, ?, ?, ?)",
-                             rows)
+        self.con.executemany("INSERT OR IGNORE INTO runs (id, sweep, config, status, created) "
+                             "VALUES (?, ?, ?, ?, ?)", rows)
         return self.con.total_changes - before
 
 # %% ../nbs/08a_store.ipynb #9435dd40
 @patch
 def counts(self: ResultsDB, sweep: str | None = None) -> dict:
     "How many runs are in each state."
-    q = "SELECT status, COUNT(*) FROM runs" + (" WHERE sweep=?" if sweep is not None else "") + " GROUP BY status"
+    q = ("SELECT status, COUNT(*) FROM runs" + (" WHERE sweep=?" if sweep is not None else "")
+         + " GROUP BY status")
     got = dict(self.con.execute(q, (sweep,) if sweep is not None else ()).fetchall())
     return {s: got.get(s, 0) for s in STATUSES}
 
 # %% ../nbs/08a_store.ipynb #150eebbf
 def _json_object(text, column: str) -> dict:
-    "A JSON column's object ({} for none); `DisentlitError` if it is not one (garbage, a list, NaN)."
+    """A JSON column's object ({} for none); `DisentlitError` if it is not one (garbage, a list,
+    NaN)."""
     if text is None or text == "": return {}
     try: value = json.loads(text, parse_constant=lambda c: float("nan"))
     except (TypeError, ValueError): raise DisentlitError(f"its {column} is not JSON") from None
     if not isinstance(value, dict): raise DisentlitError(f"its {column} is not a JSON object")
     return value
 
+# %% ../nbs/08a_store.ipynb #18cd0f1c
 def _row_problem(r: dict):
-    "`DisentlitError` naming what in a decoded row is not what a run records (figures and tables would trip on it)."
-    num = lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    """`DisentlitError` naming what in a decoded row is not what a run records (figures and tables
+    would trip on it)."""
+    num = lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                  and math.isfinite(v))
     res, ch, curve = r["result"], r["result"].get("channels"), r["result"].get("curve") or []
-    problems = [(not all(num(v) for v in r["metrics"].values()), "metrics that are not finite numbers"),
-                (not isinstance(res.get("final", {}), dict) or not all(map(num, res.get("final", {}).values())),
+    problems = [(not all(num(v) for v in r["metrics"].values()),
+                 "metrics that are not finite numbers"),
+                (not isinstance(res.get("final", {}), dict)
+                 or not all(map(num, res.get("final", {}).values())),
                  "final losses that are not numbers"),
-                (ch is not None and not (isinstance(ch, dict) and all(isinstance(ch.get(k), int)
-                                                                      for k in ("drawn", "channels"))),
+                (ch is not None and not (isinstance(ch, dict)
+                                         and all(isinstance(ch.get(k), int)
+                                                 for k in ("drawn", "channels"))),
                  "channels that are not counts"),
-                (not isinstance(curve, list) or not all(isinstance(p, dict) and isinstance(p.get("step"), int) and
-                                                        isinstance(p.get("metrics"), dict) for p in curve),
+                (not isinstance(curve, list)
+                 or not all(isinstance(p, dict) and isinstance(p.get("step"), int)
+                            and isinstance(p.get("metrics"), dict) for p in curve),
                  "a learning curve that is not one"),
-                (not all(isinstance(res.get(k), (int, type(None))) for k in ("active_latents", "step")),
+                (not all(isinstance(res.get(k), (int, type(None)))
+                         for k in ("active_latents", "step")),
                  "counts that are not integers")]
-    if bad := [what for wrong, what in problems if wrong]: raise DisentlitError("it holds " + bad[0])
+    if bad := [what for wrong, what in problems if wrong]:
+        raise DisentlitError("it holds " + bad[0])
 
 # %% ../nbs/08a_store.ipynb #b86658da
 @patch
 def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
           sweep: str | None = None) -> tuple[str, RunConfig] | None:
-    """Move the oldest pending run (of `sweep`, or of any) to running in one transaction and return it; None if none.
-    A run whose configuration is damaged (not a `RunConfig`'s JSON) is marked failed with the reason, and skipped."""
+    """Move the oldest pending run (of `sweep`, or of any) to running in one transaction and return
+    it; None if none. A run whose configuration is damaged (not a `RunConfig`'s JSON) is marked
+    failed with the reason, and skipped."""
     while True:
         with self._tx():
-            q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep is not None else "")
+            q = ("SELECT id, config FROM runs WHERE status='pending'"
+                 + (" AND sweep=?" if sweep is not None else "")
                  + " ORDER BY created, rowid LIMIT 1")
             row = self.con.execute(q, (sweep,) if sweep is not None else ()).fetchone()
             if row is None: return None
-            self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
-                             "attempts=attempts+1 WHERE id=?", (host or socket.gethostname(),
-                                                                os.getpid() if pid is None else pid, self.clock(),
-                                                                self.clock(), row[0]))
+            self.con.execute("UPDATE runs SET status='running', host=?, pid=?, started=?, "
+                             "heartbeat=?, attempts=attempts+1 WHERE id=?",
+                             (host or socket.gethostname(), os.getpid() if pid is None else pid,
+                              self.clock(), self.clock(), row[0]))
         try: return row[0], RunConfig.from_dict(_json_object(row[1], "config"))
         except DisentlitError as e: self.fail(row[0], f"damaged configuration in the database: {e}")
 
@@ -216,83 +256,35 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
 def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = None):
     "Record a finished run: its metrics and training result, in one transaction."
     with self._tx():
-        cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, finished=?, "
-                               "seconds=?-started WHERE id=? AND status='running'",
-                               (json.dumps(strict_json(metrics)), json.dumps(strict_json(result or {})), self.clock(),
-                                self.clock(), run_id))
-        if cur.rowcount != 1: raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
+        cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, "
+                               "finished=?, seconds=?-started WHERE id=? AND status='running'",
+                               (json.dumps(strict_json(metrics)),
+                                json.dumps(strict_json(result or {})), self.clock(), self.clock(),
+                                run_id))
+        if cur.rowcount != 1:
+            raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
 # %% ../nbs/08a_store.ipynb #4efabf01
 TRANSIENT = "transient: "        # how the error text of a run failed for a passing cause begins
 
 @patch
 def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None,
-         transient: bool = False):    # a passing cause (a full disk, memory): `--resume` runs it again
+         transient: bool = False):    # a passing cause (a full disk, memory): `--resume` reruns it
     "Record a failed run with its error text; the sweep goes on."
     with self._tx():
-        self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, seconds=?-started "
-                         "WHERE id=? AND status='running'",
-                         ((TRANSIENT if transient else "") + error, json.dumps(strict_json(result or {})),
+        self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, "
+                         "seconds=?-started WHERE id=? AND status='running'",
+                         ((TRANSIENT if transient else "") + error,
+                          json.dumps(strict_json(result or {})),
                           self.clock(), self.clock(), run_id))
-
-# %% ../nbs/08a_store.ipynb #f09a2cd6
-@patch
-def renew(self: ResultsDB, run_ids: Iterable[str]):
-    "The heartbeat of running runs: their lease starts again now."
-    ids = list(run_ids)
-    if ids:
-        with self._tx():
-            marks = ",".join("?" * len(ids))
-            self.con.execute(f"UPDATE runs SET heartbeat=? WHERE status='running' AND id IN ({marks})",
-                             (self.clock(), *ids))
-
-# %% ../nbs/08a_store.ipynb #0172e562
-@patch
-def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
-    """Put back to pending every running run whose lease has expired (no heartbeat for `lease` seconds, default
-    `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on this host by a process that no longer
-    exists."""
-    lease = lease_seconds(lease)
-    me, now = socket.gethostname(), self.clock()
-    def dead(host, pid):
-        if host != me or not isinstance(pid, int) or pid <= 0: return False     # not a process of this host
-        try: os.kill(pid, 0)
-        except ProcessLookupError: return True
-        except PermissionError: return False
-        return False
-    with self._tx():
-        rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs "
-                                "WHERE status='running'").fetchall()
-        number = lambda beat: isinstance(beat, (int, float))                  # a damaged heartbeat is no heartbeat
-        stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease or dead(host, pid)]
-        self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?", [(r,) for r in stale])
-    return len(stale)
-
-@patch
-def requeue_transient(self: ResultsDB, sweep: str | None = None) -> int:
-    """Put back to pending the failed runs (of `sweep`, or all) whose cause was passing (`fail(..., transient=True)`:
-    a full disk, memory): `--resume` calls it, so that "free some space, then try again" means what it says."""
-    where, args = "status='failed' AND error LIKE ?", [TRANSIENT + "%"]
-    if sweep is not None: where, args = where + " AND sweep=?", args + [sweep]
-    with self._tx(): return self.con.execute(f"UPDATE runs SET status='pending', pid=NULL, error=NULL WHERE {where}", args).rowcount
-
-# %% ../nbs/08a_store.ipynb #939569e3
-@patch
-def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
-    "Put a running run (or every run of process `pid` on this host) back to pending: it stops before it ends."
-    with self._tx():
-        if run_id is not None:
-            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE id=? AND status='running'", (run_id,))
-        if pid is not None:
-            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE status='running' AND host=? AND pid=?",
-                             (socket.gethostname(), pid))
 
 # %% ../nbs/08a_store.ipynb #6244b57d
 @patch
 def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
          damaged: list | None = None) -> list[dict]:
-    """Every run (optionally of one status or sweep) as a dictionary with its configuration and results decoded; a run
-    whose JSON columns are damaged (`_row_problem`) is left out, with a warning (or its reason added to `damaged`)."""
+    """Every run (optionally of one status or sweep) as a dictionary with its configuration and
+    results decoded; a run whose JSON columns are damaged (`_row_problem`) is left out, with a
+    warning (or its reason added to `damaged`)."""
     q, args = "SELECT * FROM runs WHERE 1=1", []
     if status is not None: q += " AND status=?"; args.append(status)
     if sweep is not None: q += " AND sweep=?"; args.append(sweep)
@@ -312,63 +304,137 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
         out.append(r)
     return out
 
+# %% ../nbs/08a_store.ipynb #0172e562
+@patch
+def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
+    """Put back to pending every running run whose lease has expired (no heartbeat for `lease`
+    seconds, default `$DISENTLIT_LEASE`, else 600), on any host, and at once those claimed on
+    this host by a process that no longer exists."""
+    lease = lease_seconds(lease)
+    me, now = socket.gethostname(), self.clock()
+    def dead(host, pid):
+        # not a process of this host
+        if host != me or not isinstance(pid, int) or pid <= 0: return False
+        try: os.kill(pid, 0)
+        except ProcessLookupError: return True
+        except PermissionError: return False
+        return False
+    with self._tx():
+        rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs "
+                                "WHERE status='running'").fetchall()
+        number = lambda beat: isinstance(beat, (int, float))   # a damaged heartbeat is no heartbeat
+        stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease
+                 or dead(host, pid)]
+        self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?",
+                             [(r,) for r in stale])
+    return len(stale)
+
+# %% ../nbs/08a_store.ipynb #f09a2cd6
+@patch
+def renew(self: ResultsDB, run_ids: Iterable[str]):
+    "The heartbeat of running runs: their lease starts again now."
+    ids = list(run_ids)
+    if ids:
+        with self._tx():
+            marks = ",".join("?" * len(ids))
+            self.con.execute("UPDATE runs SET heartbeat=? WHERE status='running' AND id IN "
+                             f"({marks})", (self.clock(), *ids))
+
+# %% ../nbs/08a_store.ipynb #939569e3
+@patch
+def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
+    """Put a running run (or every run of process `pid` on this host) back to pending: it stops
+    before it ends."""
+    with self._tx():
+        if run_id is not None:
+            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE id=? AND "
+                             "status='running'", (run_id,))
+        if pid is not None:
+            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE status='running' "
+                             "AND host=? AND pid=?", (socket.gethostname(), pid))
+
+# %% ../nbs/08a_store.ipynb #41c98013
+@patch
+def requeue_transient(self: ResultsDB, sweep: str | None = None) -> int:
+    """Put back to pending the failed runs (of `sweep`, or all) whose cause was passing (`fail(...,
+    transient=True)`: a full disk, memory): `--resume` calls it, so that "free some space, then
+    try again" means what it says."""
+    where, args = "status='failed' AND error LIKE ?", [TRANSIENT + "%"]
+    if sweep is not None: where, args = where + " AND sweep=?", args + [sweep]
+    with self._tx():
+        return self.con.execute("UPDATE runs SET status='pending', pid=NULL, error=NULL "
+                                f"WHERE {where}", args).rowcount
+
 # %% ../nbs/08a_store.ipynb #f8c4a582
 @patch
 def claim_group(self: ResultsDB, most: int,           # at most this many runs
-                key: Callable[[RunConfig], object],   # what runs claimed together share; None: the run goes alone
+                # what runs claimed together share; None: the run goes alone
+                key: Callable[[RunConfig], object],
                 host: str | None = None, pid: int | None = None,
                 sweep: str | None = None) -> list[tuple[str, RunConfig]]:
-    """`claim` for a group: the oldest pending run (of `sweep`, or of any) and the next pending runs whose `key` equals
-    its key, up to `most` in all, moved to running in one transaction (a run whose key is None goes alone); [] when
-    none is pending. A run whose configuration is damaged is marked failed with the reason, and skipped, as by `claim`."""
+    """`claim` for a group: the oldest pending run (of `sweep`, or of any) and the next pending runs
+    whose `key` equals its key, up to `most` in all, moved to running in one transaction (a run
+    whose key is None goes alone); [] when none is pending. A run whose configuration is damaged
+    is marked failed with the reason, and skipped, as by `claim`."""
     check_positive(most, "most")
-    q = ("SELECT id, config FROM runs WHERE status='pending'" + (" AND sweep=?" if sweep is not None else "")
+    q = ("SELECT id, config FROM runs WHERE status='pending'"
+         + (" AND sweep=?" if sweep is not None else "")
          + " ORDER BY created, rowid")
     with self._tx():
         group, damaged, cur = [], [], self.con.execute(q, (sweep,) if sweep is not None else ())
         for rid, text in cur:
             try: config = RunConfig.from_dict(_json_object(text, "config"))
-            except DisentlitError as e: damaged.append((f"damaged configuration in the database: {e}", rid)); continue
+            except DisentlitError as e:
+                damaged.append((f"damaged configuration in the database: {e}", rid)); continue
             if not group: group, first = [(rid, config)], key(config)
             elif first is not None and key(config) == first: group.append((rid, config))
             if len(group) == most or (group and first is None): break
         cur.close()
-        now, host, pid = self.clock(), host or socket.gethostname(), os.getpid() if pid is None else pid
-        self.con.executemany("UPDATE runs SET status='running', host=?, pid=?, started=?, heartbeat=?, "
-                             "attempts=attempts+1 WHERE id=?", [(host, pid, now, now, rid) for rid, _ in group])
-        self.con.executemany("UPDATE runs SET status='failed', error=?, result='{}', host=?, pid=?, started=?, "
-                             "finished=?, seconds=0, attempts=attempts+1 WHERE id=?",
+        now, host, pid = (self.clock(), host or socket.gethostname(),
+                          os.getpid() if pid is None else pid)
+        self.con.executemany("UPDATE runs SET status='running', host=?, pid=?, started=?, "
+                             "heartbeat=?, attempts=attempts+1 WHERE id=?",
+                             [(host, pid, now, now, rid) for rid, _ in group])
+        self.con.executemany("UPDATE runs SET status='failed', error=?, result='{}', host=?, "
+                             "pid=?, started=?, finished=?, seconds=0, attempts=attempts+1 "
+                             "WHERE id=?",
                              [(why, host, pid, now, now, rid) for why, rid in damaged])
     return group
 
 # %% ../nbs/08a_store.ipynb #7d01e934
 def curve_points(curve: list[dict]) -> list[dict]:
-    """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the flat metrics, the
-    active latents, the channels drawn and the seconds it took."""
+    """What a result keeps of each point of a learning curve (`read_curve`'s records): the step, the
+    flat metrics, the active latents, the channels drawn and the seconds it took."""
     return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
                  channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
 
 # %% ../nbs/08a_store.ipynb #6f813aa8
-UDR_SAMPLE = dict(n=1000, seed=0)          # the shared sample every run encodes (the reference's num_data_points)
-LATENTS_FILE = "latents.npz"               # in a run directory: its latent means and KLs of that sample
+# the shared sample every run encodes (the reference's num_data_points)
+UDR_SAMPLE = dict(n=1000, seed=0)
+LATENTS_FILE = "latents.npz"           # in a run directory: its latent means and KLs of that sample
 
 def write_latents(run_dir: str | Path,     # a finished run's directory
-                  means, kl,               # (N, D) latent means of `UDR_SAMPLE`'s observations; (D,) their mean KLs
+                  # (N, D) latent means of `UDR_SAMPLE`'s observations; (D,) their mean KLs
+                  means, kl,
                   ) -> Path:
     "Keep a run's latent means and KLs of the shared sample in its directory (atomically)."
     def write(tmp):
-        with open(tmp, "wb") as f: np.savez(f, means=np.asarray(means, np.float32), kl=np.asarray(kl, np.float64))
+        with open(tmp, "wb") as f: np.savez(f, means=np.asarray(means, np.float32),
+                                            kl=np.asarray(kl, np.float64))
     with atomic_path(Path(run_dir) / LATENTS_FILE) as tmp: write(tmp)
     return Path(run_dir) / LATENTS_FILE
 
+# %% ../nbs/08a_store.ipynb #9569cfb2
 def read_latents(run_dir: str | Path,      # a run directory
                  ) -> dict | None:
-    "A run's latent means (N, D) and KLs (D,) of the shared sample, or None if its directory has none."
+    """A run's latent means (N, D) and KLs (D,) of the shared sample, or None if its directory has
+    none."""
     path = Path(run_dir) / LATENTS_FILE
     if not path.exists(): return None
     try:
         with np.load(path) as f: return dict(means=f["means"], kl=f["kl"])
-    except (OSError, ValueError, KeyError) as e: raise DisentlitError(f"corrupt {path}: {e}") from None
+    except (OSError, ValueError, KeyError) as e:
+        raise DisentlitError(f"corrupt {path}: {e}") from None
 
 # %% ../nbs/08a_store.ipynb #09919a7e
 def flat_settings(d: dict, prefix: str = "") -> dict:
@@ -383,8 +449,8 @@ def flat_settings(d: dict, prefix: str = "") -> dict:
 # %% ../nbs/08a_store.ipynb #c12cf44c
 @patch
 def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> Path:
-    """Write every run (of `sweep`) as a CSV row: id, sweep, status, configuration, metrics, active latents, collapse,
-    channels drawn of how many, throughput, timings, error."""
+    """Write every run (of `sweep`) as a CSV row: id, sweep, status, configuration, metrics, active
+    latents, collapse, channels drawn of how many, throughput, timings, error."""
     rows = []
     for r in self.runs(sweep=sweep):
         row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **flat_settings(r["config"]),
@@ -392,8 +458,8 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
         res = r["result"]
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
-                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"), dci_mode=res.get("dci_mode"),
-                   images_per_second=res.get("images_per_second"),
+                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
+                   dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
                    seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
         rows.append(row)
     write_csv(Path(path), rows)

@@ -29,51 +29,60 @@ __all__ = ['TRACKERS', 'Tracker', 'WandbTracker', 'TensorBoardTracker', 'check_t
 
 # %% ../nbs/07b_tracking.ipynb #6499da54
 class Tracker:
-    "Where a run is reported besides its directory. This one reports nowhere; `WandbTracker`, `TensorBoardTracker` do."
-    package = None                                       # the package it needs, which its extra installs
-    def scalars(self, values: dict, step: int): pass     # numbers at a step: losses, the curve's scores
+    """Where a run is reported besides its directory. This one reports nowhere; `WandbTracker`,
+    `TensorBoardTracker` do."""
+    package = None                                  # the package it needs, which its extra installs
+    def scalars(self, values: dict, step: int): pass         # numbers at a step: losses, scores
     def image(self, key: str, path: Path, step: int): pass   # a PNG at a step: the traversal grid
-    def summary(self, values: dict): pass                # the run's final numbers
+    def summary(self, values: dict): pass                    # the run's final numbers
     def close(self): pass
 
 # %% ../nbs/07b_tracking.ipynb #56ef123b
 def _tracked_id(config: RunConfig, run_dir: Path) -> str:
-    "The tracker's id of a run: its configuration's and its directory's, so that a resumed run goes on in the same."
+    """The tracker's id of a run: its configuration's and its directory's, so that a resumed run
+    goes on in the same."""
     return f"{config.run_id[:8]}-{hashlib.sha1(str(run_dir.resolve()).encode()).hexdigest()[:8]}"
 
+# %% ../nbs/07b_tracking.ipynb #6c3da888
 class WandbTracker(Tracker):
-    """Weights & Biases: one W&B run per run, in project `$WANDB_PROJECT` (default disentlit), grouped by sweep, its files
-    in `run_dir/wandb`. Online, offline (`WANDB_MODE=offline`, then `wandb sync`) or off: W&B's own settings."""
+    """Weights & Biases: one W&B run per run, in project `$WANDB_PROJECT` (default disentlit),
+    grouped by sweep, its files in `run_dir/wandb`. Online, offline (`WANDB_MODE=offline`, then
+    `wandb sync`) or off: W&B's own settings."""
     package = "wandb"
     def __init__(self, config: RunConfig, run_dir: Path, group: str | None = None):
         import wandb
         self.wandb = wandb
-        self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", "disentlit"), id=_tracked_id(config, run_dir),
-                              name=run_dir.name, group=group, dir=run_dir, config=config.to_dict(), resume="allow",
-                              settings=wandb.Settings(console="off", silent=True,    # stdout stays the command's
-                                                      disable_git=True))     # (the run directory is no repository)
+        self.run = wandb.init(project=os.environ.get("WANDB_PROJECT", "disentlit"),
+                              id=_tracked_id(config, run_dir), name=run_dir.name, group=group,
+                              dir=run_dir, config=config.to_dict(), resume="allow",
+                              # stdout stays the command's; the run directory is no repository
+                              settings=wandb.Settings(console="off", silent=True, disable_git=True))
     def scalars(self, values: dict, step: int): self.run.log(values, step=step)
-    def image(self, key: str, path: Path, step: int): self.run.log({key: self.wandb.Image(str(path))}, step=step)
+    def image(self, key: str, path: Path, step: int):
+        self.run.log({key: self.wandb.Image(str(path))}, step=step)
     def summary(self, values: dict): self.run.summary.update(values)
     def close(self): self.run.finish()
 
 # %% ../nbs/07b_tracking.ipynb #5bca5338
 class TensorBoardTracker(Tracker):
-    """TensorBoard: an event file in `run_dir/tensorboard`, written by torch (`torch.utils.tensorboard`);
-    `tensorboard --logdir RUNS` shows a sweep's runs side by side. The configuration is its text `config`."""
+    """TensorBoard: an event file in `run_dir/tensorboard`, written by torch
+    (`torch.utils.tensorboard`); `tensorboard --logdir RUNS` shows a sweep's runs side by side.
+    The configuration is its text `config`."""
     package = "tensorboard"
     def __init__(self, config: RunConfig, run_dir: Path, group: str | None = None):
         from torch.utils.tensorboard import SummaryWriter
         self.writer, self.step = SummaryWriter(log_dir=str(run_dir / "tensorboard")), 0
         text = json.dumps(config.to_dict(), indent=1)
-        self.writer.add_text("config", "\n".join("    " + line for line in text.splitlines()))   # markdown: code
+        self.writer.add_text("config",                                  # markdown: code
+                             "\n".join("    " + line for line in text.splitlines()))
     def scalars(self, values: dict, step: int):
         self.step = step
         for key, v in values.items(): self.writer.add_scalar(key, v, step)
     def image(self, key: str, path: Path, step: int):
         import numpy as np
         from PIL import Image
-        self.writer.add_image(key, np.asarray(Image.open(path).convert("RGB")), step, dataformats="HWC")
+        self.writer.add_image(key, np.asarray(Image.open(path).convert("RGB")), step,
+                              dataformats="HWC")
     def summary(self, values: dict): self.scalars(values, self.step)
     def close(self): self.writer.close()
 
@@ -83,15 +92,18 @@ TRACKERS = dict(wandb=WandbTracker, tensorboard=TensorBoardTracker)
 def check_tracker(name: str | None) -> str | None:
     "A tracker's name (None: none), checked: one of `TRACKERS`, its package installed."
     if name is None: return None
-    if name not in TRACKERS: raise DisentlitError(f"unknown tracker {name!r}; accepted: {', '.join(TRACKERS)}")
+    if name not in TRACKERS:
+        raise DisentlitError(f"unknown tracker {name!r}; accepted: {', '.join(TRACKERS)}")
     try: importlib.import_module(TRACKERS[name].package)
     except ImportError:
-        raise DisentlitError(f"tracking with {name} needs {TRACKERS[name].package}: pip install 'disentlit[{name}]'") from None
+        raise DisentlitError(f"tracking with {name} needs {TRACKERS[name].package}: pip install "
+                             f"'disentlit[{name}]'") from None
     return name
 
 # %% ../nbs/07b_tracking.ipynb #563d4114
 class Guarded:
-    "A tracker whose first failure is one warning, after which it is left alone: tracking never fails the run."
+    """A tracker whose first failure is one warning, after which it is left alone: tracking never
+    fails the run."""
     def __init__(self, name: str, make: Callable[[], Tracker]):
         self.name, self.tracker = name, None
         self.tracker = self._call(make)
@@ -101,20 +113,24 @@ class Guarded:
         except Exception as e:
             self.tracker = None
             first = (str(e).strip().splitlines() or [""])[0]
-            warnings.warn(f"tracking with {self.name} failed ({type(e).__name__}: {first}); the run goes on without it")
+            warnings.warn(f"tracking with {self.name} failed ({type(e).__name__}: {first}); the "
+                          "run goes on without it")
 
     def __getattr__(self, method: str) -> Callable:
         "The tracker's `method`, guarded; nothing at all once the tracker has failed."
-        return lambda *args: None if self.tracker is None else self._call(getattr(self.tracker, method), *args)
+        return lambda *args: (None if self.tracker is None
+                              else self._call(getattr(self.tracker, method), *args))
 
+# %% ../nbs/07b_tracking.ipynb #a785308f
 def open_tracker(name: str | None,       # one of `TRACKERS`, or None: no tracker
                  config: RunConfig,      # the run
                  run_dir: str | Path,    # its directory
                  group: str | None = None,   # the sweep it is a run of
                  ) -> Tracker | Guarded:
-    """Tracker `name` of run `config`, guarded (`Guarded`); None: a `Tracker` that reports nowhere. The tracker writes
-    into the run directory (W&B's files, TensorBoard's events), so the directory is taken as disentlit's first
-    (`owned_dir`, as `train` takes it): a folder of anything else is refused before the tracker touches it."""
+    """Tracker `name` of run `config`, guarded (`Guarded`); None: a `Tracker` that reports nowhere.
+    The tracker writes into the run directory (W&B's files, TensorBoard's events), so the
+    directory is taken as disentlit's first (`owned_dir`, as `train` takes it): a folder of
+    anything else is refused before the tracker touches it."""
     if check_tracker(name) is None: return Tracker()
     run_dir = owned_dir(run_dir, "run directory", adopt=_earlier_run)
     return Guarded(name, lambda: TRACKERS[name](config, run_dir, group))
@@ -123,7 +139,8 @@ def open_tracker(name: str | None,       # one of `TRACKERS`, or None: no tracke
 def _number(v) -> bool: return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 class TrackedRunDir(RunDir):
-    "05b's `RunDir` that also reports to `tracker`: the losses at the log interval and the learning curve's scores."
+    """05b's `RunDir` that also reports to `tracker`: the losses at the log interval and the
+    learning curve's scores."""
     def __init__(self, out_dir: str | Path, tracker: Tracker | Guarded):
         super().__init__(out_dir)
         self.tracker = tracker
@@ -132,8 +149,8 @@ class TrackedRunDir(RunDir):
         super().log(records)
         for rec in records:
             if rec["step"] % self.config.log_interval == 0 or rec["step"] == self.config.steps:
-                self.tracker.scalars({f"train/{k}": v for k, v in rec.items() if k != "step" and _number(v)},
-                                     rec["step"])
+                self.tracker.scalars({f"train/{k}": v for k, v in rec.items()
+                                      if k != "step" and _number(v)}, rec["step"])
 
     def point(self, rec: dict):
         super().point(rec)
@@ -145,15 +162,18 @@ def traversals_png(model: AE, data: GroundTruthData, config: RunConfig, out_dir:
     "The run's traversal grid (`07_traversals`) in `out_dir/traversals.png`, drawn once."
     if not (path := Path(out_dir) / "traversals.png").exists():
         title = f"{config.framework} {config.loss} seed {config.seed}"
-        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title), path, dpi=80)
+        save_figure(plot_traversal_grid(traversal_grid(model, data, seed=config.seed), title),
+                    path, dpi=80)
     return path
 
+# %% ../nbs/07b_tracking.ipynb #9006563d
 def report_end(tracker: Tracker | Guarded,    # the run's tracker
                logs: dict,                    # its last loss terms
                metrics: dict,                 # its final metrics
                grid: Path,                    # its traversal grid
                step: int):                    # its last step
-    "A finished run's final numbers (`final/<name>`) and its traversal grid (`traversals`), to its tracker."
+    """A finished run's final numbers (`final/<name>`) and its traversal grid (`traversals`), to its
+    tracker."""
     tracker.summary({f"final/{k}": v for k, v in {**logs, **metrics}.items() if _number(v)})
     tracker.image("traversals", grid, step)
 
@@ -162,13 +182,16 @@ def tracked_train(config: RunConfig,           # the run
                   out_dir: str | Path,         # its run directory
                   track: str | None,           # one of `TRACKERS` (None: `train` alone)
                   progress: bool = True,       # a progress bar on stderr
-                  evaluator: Callable | None = None,   # what scores the learning curve (`scorer(config)`)
+                  # what scores the learning curve (`scorer(config)`)
+                  evaluator: Callable | None = None,
                   ) -> dict:
-    """`train`, reported to tracker `track` as it goes; once done, its final numbers (the last loss terms and the
-    curve's last scores) and its traversal grid. What `disentlit train --track` runs. Returns `train`'s result."""
+    """`train`, reported to tracker `track` as it goes; once done, its final numbers (the last loss
+    terms and the curve's last scores) and its traversal grid. What `disentlit train --track`
+    runs. Returns `train`'s result."""
     out_dir, tracker = Path(out_dir), open_tracker(track, config, out_dir)
     try:
-        r = train(config, out_dir, progress=progress, evaluator=evaluator, recorder=TrackedRunDir(out_dir, tracker))
+        r = train(config, out_dir, progress=progress, evaluator=evaluator,
+                  recorder=TrackedRunDir(out_dir, tracker))
         if r["status"] == "done":
             model, data, _ = load_run(out_dir)
             report_end(tracker, r["logs"], r["curve"][-1]["metrics"] if r["curve"] else {},
@@ -178,15 +201,16 @@ def tracked_train(config: RunConfig,           # the run
 
 # %% ../nbs/07b_tracking.ipynb #51bf683b
 def _wandb_records(run_dir: Path) -> list:
-    """The records of the W&B run that `run_dir` holds (offline), as far as they are written: after W&B's 7-byte header,
-    LevelDB's log format, 32 KiB blocks of chunks (a 7-byte header: checksum, length, type), a record being one FULL
-    chunk or FIRST ... LAST."""
+    """The records of the W&B run that `run_dir` holds (offline), as far as they are written: after
+    W&B's 7-byte header, LevelDB's log format, 32 KiB blocks of chunks (a 7-byte header:
+    checksum, length, type), a record being one FULL chunk or FIRST ... LAST."""
     from wandb.proto import wandb_internal_pb2
     (path,) = (run_dir / "wandb").glob("offline-run-*/run-*.wandb")
     data, pos, chunk, records = path.read_bytes(), 7, b"", []
     assert data[:4] == b":W&B", data[:7]
     while pos + 7 <= len(data):
-        if (left := 32768 - pos % 32768) < 7: pos += left; continue        # a block's tail, too short for a header
+        # a block's tail, too short for a header
+        if (left := 32768 - pos % 32768) < 7: pos += left; continue
         _, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
         if pos + 7 + length > len(data): break                             # being written
         chunk, pos = chunk + data[pos + 7:pos + 7 + length], pos + 7 + length
@@ -195,20 +219,28 @@ def _wandb_records(run_dir: Path) -> list:
     return records
 
 def wandb_logged(run_dir: Path,           # a run directory of a run tracked with W&B offline
-                 wait: float = 0,          # seconds to wait for W&B's service to write the run's last record
+                 # seconds to wait for W&B's service to write the run's last record
+                 wait: float = 0,
                  ) -> tuple[dict, dict, dict]:
-    "What run_dir's offline W&B run holds: its configuration, its history ({tag: [(step, value)]}) and its summary."
-    deadline, records = time.monotonic() + wait, _wandb_records(run_dir)   # `finish` returns before the file is whole
-    while "exit" not in {r.WhichOneof("record_type") for r in records} and time.monotonic() < deadline:
+    """What run_dir's offline W&B run holds: its configuration, its history ({tag: [(step, value)]})
+    and its summary."""
+    # `finish` returns before the file is whole
+    deadline, records = time.monotonic() + wait, _wandb_records(run_dir)
+    while ("exit" not in {r.WhichOneof("record_type") for r in records}
+           and time.monotonic() < deadline):
         time.sleep(0.1); records = _wandb_records(run_dir)
     config, history, summary = {}, {}, {}
     for rec in records:
         kind = rec.WhichOneof("record_type")
-        if kind in ("run", "config"):                                      # the run's first record, and any update
-            config |= {i.key: json.loads(i.value_json) for i in (rec.run if kind == "run" else rec).config.update}
+        if kind in ("run", "config"):                       # the run's first record, and any update
+            config |= {i.key: json.loads(i.value_json)
+                       for i in (rec.run if kind == "run" else rec).config.update}
         if kind == "history":
-            row = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in rec.history.item}
+            row = {i.key or "/".join(i.nested_key): json.loads(i.value_json)
+                   for i in rec.history.item}
             for k, v in row.items():
                 if not k.startswith("_"): history.setdefault(k, []).append((row["_step"], v))
-        if kind == "summary": summary |= {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in rec.summary.update}
+        if kind == "summary":
+            summary |= {i.key or "/".join(i.nested_key): json.loads(i.value_json)
+                        for i in rec.summary.update}
     return config, history, summary
