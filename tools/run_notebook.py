@@ -52,6 +52,8 @@ nb = read_nb(path)
 had = [bool(c.get("outputs")) or (c.cell_type == "code" and shows("".join(c.source)) is not None) for c in nb.cells]
 cells = nb.cells                                  # the slow cells keep what they had: they are not run
 nb.cells = [c for c in cells if not (no_slow and c.cell_type == "code" and c.source.lstrip().startswith("#| slow"))]
+for cell in nb.cells:                             # a cell that now shows nothing keeps nothing (execnb leaves the
+    if cell.cell_type == "code": cell["outputs"] = []  # old outputs of a cell with none; a moved cell's would stay)
 CaptureShell().run_all(nb, exc_stop=True)         # outputs land on the cell objects themselves
 nb.cells = cells
 if shown_only:
