@@ -22,8 +22,9 @@ class _Parser(argparse.ArgumentParser):
 
 # %% ../nbs/11_cli.ipynb #60d6cbb6
 def _fail(message: str):
-    "Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like the package's."
-    from disentlit.core import DisentlitError           # here, not above: `disentlit --help` loads not even numpy
+    """Bad input found by the command line itself: `DisentlitError`, so one line and status 2 like
+    the package's."""
+    from disentlit.core import DisentlitError      # here, not above: `--help` loads not even numpy
     raise DisentlitError(message)
 
 # %% ../nbs/11_cli.ipynb #d7da6027
@@ -32,59 +33,70 @@ def _output_flags(p: argparse.ArgumentParser, json_help: str = "print one JSON o
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
-# %% ../nbs/11_cli.ipynb #38d08135
+# %% ../nbs/11_cli.ipynb #25924f53
 def _print(text: str | None = None):
-    "Print `text` (None: only flush) on stdout now, so that a full stdout fails here, naming it, not when Python exits."
+    """Print `text` (None: only flush) on stdout now, so that a full stdout fails here, naming it,
+    not when Python exits."""
     try:
         if text is not None: print(text)
         sys.stdout.flush()
     except BrokenPipeError: raise
     except OSError as e: raise OSError(e.errno, e.strerror, "standard output") from None
 
+# %% ../nbs/11_cli.ipynb #e2cd225c
 def _mute_stdout():
-    "Point stdout at the null device, so that what is still buffered cannot fail again when Python exits."
+    """Point stdout at the null device, so that what is still buffered cannot fail again when Python
+    exits."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
+# %% ../nbs/11_cli.ipynb #446c3f01
 def _os_failure(e: OSError) -> int:
-    """The exit status of an OS error no one caught: a closed stdout ends quietly with 141 (as SIGPIPE would), any
-    other (a full disk or stdout, an output path that cannot be written) is one line and status 2."""
+    """The exit status of an OS error no one caught: a closed stdout ends quietly with 141 (as
+    SIGPIPE would), any other (a full disk or stdout, an output path that cannot be written) is
+    one line and status 2."""
     _mute_stdout()
     if isinstance(e, BrokenPipeError): return 141
     print(f"disentlit: error: {e.filename or 'output'}: {e.strerror or e}", file=sys.stderr)
     return 2
 
+# %% ../nbs/11_cli.ipynb #f7c84279
 @contextlib.contextmanager
 def _one_line_warnings():
     "Warnings shown as one line each on stderr, `disentlit: warning: ...`, and each only once."
     import warnings
     old, shown = warnings.showwarning, set()
     def show(message, *args, **kwargs):
-        if str(message) not in shown: shown.add(str(message)); print(f"disentlit: warning: {message}", file=sys.stderr)
+        if str(message) not in shown:
+            shown.add(str(message)); print(f"disentlit: warning: {message}", file=sys.stderr)
     warnings.showwarning = show
     try: yield
     finally: warnings.showwarning = old
 
 # %% ../nbs/11_cli.ipynb #106c8966
 def _emit(obj: dict, as_json: bool, text: str):
-    "Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither), or `text` for people."
+    """Print `obj` as one strict JSON object (a NaN or infinity becomes null, as JSON has neither),
+    or `text` for people."""
     from disentlit.core import strict_json
     _print(json.dumps(strict_json(obj), allow_nan=False) if as_json else text)
 
 # %% ../nbs/11_cli.ipynb #200f7a16
 def _parse_value(text: str):
-    "A flag's value: true/false, an int, a float, a JSON object or list (`{...}`, `[...]`), else the text."
+    """A flag's value: true/false, an int, a float, a JSON object or list (`{...}`, `[...]`), else
+    the text."""
     if text.lower() in ("true", "false"): return text.lower() == "true"
     for kind in (int, float):
         try: return kind(text)
         except ValueError: pass
     if text[:1] in ("{", "["):
         from disentlit.core import DisentlitError
-        from disentlit.specs import _one_each                      # a key given twice: refused, not its last kept
-        try: return json.loads(text, object_pairs_hook=lambda pairs: _one_each(pairs, repr(text[:60])))
+        from disentlit.specs import _one_each        # a key given twice: refused, not its last kept
+        try: return json.loads(text,
+                               object_pairs_hook=lambda pairs: _one_each(pairs, repr(text[:60])))
         except DisentlitError: raise
-        except (ValueError, RecursionError) as e:                  # deep nesting is not a ValueError
-            why = "nested too deep" if isinstance(e, RecursionError) else " ".join(str(e).split())[:80]
+        except (ValueError, RecursionError) as e:                 # deep nesting is not a ValueError
+            why = ("nested too deep" if isinstance(e, RecursionError)
+                   else " ".join(str(e).split())[:80])
             _fail(f"not valid JSON ({why}): {text[:60]!r}{' (cut)' if len(text) > 60 else ''}")
     return text
 
@@ -92,23 +104,27 @@ def _parse_value(text: str):
 def parse_params(items: Sequence[str],     # the flag's items, e.g. ['grid_spacing=4', 'rgb=false']
                  flag: str = "--set",      # the flag, for the error
                  ) -> dict:
-    "`['grid_spacing=4', 'rgb=false']` -> `{'grid_spacing': 4, 'rgb': False}`: ints, floats, true/false, else strings."
+    """`['grid_spacing=4', 'rgb=false']` -> `{'grid_spacing': 4, 'rgb': False}`: ints, floats,
+    true/false, else strings."""
     params = {}
     for item in items:
         key, eq, value = item.partition("=")
         key = key.strip()
-        if not eq or not key.isidentifier(): _fail(f"{flag} takes KEY=VALUE with KEY a parameter name, got {item!r}")
+        if not eq or not key.isidentifier(): _fail(f"{flag} takes KEY=VALUE with KEY a parameter "
+                                                   f"name, got {item!r}")
         if key in params: _fail(f"{flag} {key} given twice")
         params[key] = _parse_value(value.strip())
     return params
 
 # %% ../nbs/11_cli.ipynb #7a4e07b8
-COMMANDS: dict = {}     # name: (its line in --help, the function adding its flags, its `cmd_*`, --json's help, description, epilog)
-LATER_COMMANDS = "disentlit.cli_sweeps"   # the module whose subcommands register as it loads (11b_cli_sweeps)
+# name: (its line in --help, the function adding its flags, its `cmd_*`, --json's help,
+# description, epilog)
+COMMANDS: dict = {}
+LATER_COMMANDS = "disentlit.cli_sweeps"   # its subcommands register as it loads (11b_cli_sweeps)
 
 def _commands() -> dict:
-    """Every subcommand by name, in the order `disentlit --help` lists them: this page's, then those of
-    `LATER_COMMANDS` (sweep, figures, demo), which register themselves as their module loads."""
+    """Every subcommand by name, in the order `disentlit --help` lists them: this page's, then those
+    of `LATER_COMMANDS` (sweep, figures, demo), which register themselves as their module loads."""
     importlib.import_module(LATER_COMMANDS)
     return COMMANDS
 
@@ -117,10 +133,10 @@ def command(name: str,          # the subcommand
             help: str,          # its one line in `disentlit --help`
             run: Callable,      # its `cmd_*` function: parsed arguments -> exit status
             json_help: str = "print one JSON object",   # what its `--json` prints
-            description: str = "", epilog: str = "",   # what `disentlit NAME --help` says before its flags (`help`), after
+            description: str = "", epilog: str = "",   # `NAME --help` before its flags, after
            ) -> Callable:
-    """Register the decorated function as the one that adds subcommand `name`'s own arguments; every subcommand also
-    gets `--json` and `--quiet`, and runs `run`."""
+    """Register the decorated function as the one that adds subcommand `name`'s own arguments; every
+    subcommand also gets `--json` and `--quiet`, and runs `run`."""
     def register(add: Callable) -> Callable:
         COMMANDS[name] = (help, add, run, json_help, description or help, epilog or None)
         return add
@@ -128,11 +144,13 @@ def command(name: str,          # the subcommand
 
 # %% ../nbs/11_cli.ipynb #c1f9e7f0
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*` function. With `only`,
-    just that subcommand gets its arguments: the others' need constants from modules that import torch, and
-    `disentlit --help` or `disentlit sweep ...` should not wait for them."""
+    """The `disentlit` command's parser: one sub-parser per subcommand, each calling its `cmd_*`
+    function. With `only`, just that subcommand gets its arguments: the others' need constants
+    from modules that import torch, and `disentlit --help` or `disentlit sweep ...` should not
+    wait for them."""
     p = _Parser(prog="disentlit",
-                description="Study why VAEs disentangle: datasets, perceived distance, models, metrics, sweeps.")
+                description="Study why VAEs disentangle: datasets, perceived distance, models, "
+                            "metrics, sweeps.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (text, add, run, json_help, description, epilog) in _commands().items():
         s = sub.add_parser(name, help=text, description=description, epilog=epilog)
@@ -145,7 +163,8 @@ def _positive(args):
     "Counts and seeds given as flags, checked before a command does anything."
     from disentlit.core import check_seed
     from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
-    for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents", "checkpoint_every"):
+    for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents",
+                "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: _fail(f"--{key.replace('_', '-')} must be >= 1, got {v}")
     if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
@@ -154,27 +173,29 @@ def _positive(args):
     if getattr(args, "traversals", None) is not None and args.traversals > MAX_TRAVERSALS:
         _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
 
-# %% ../nbs/11_cli.ipynb #326b88d9
+# %% ../nbs/11_cli.ipynb #0326be80
 def _safe_streams() -> bool:
-    """Make the standard streams safe to write, whatever the caller did to them: a closed stderr becomes the null
-    device (else `print(..., file=sys.stderr)` would print an error on stdout, into `--json`'s object), and text an
-    encoding cannot show (a path in another script under `PYTHONIOENCODING=ascii`) is escaped, not a traceback.
-    Returns whether stdout is open."""
+    """Make the standard streams safe to write, whatever the caller did to them: a closed stderr
+    becomes the null device (else `print(..., file=sys.stderr)` would print an error on stdout,
+    into `--json`'s object), and text an encoding cannot show (a path in another script under
+    `PYTHONIOENCODING=ascii`) is escaped, not a traceback. Returns whether stdout is open."""
     if sys.stderr is None: sys.stderr = open(os.devnull, "w")
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError, OSError): stream.reconfigure(errors="backslashreplace")
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")
     return sys.stdout is not None
 
+# %% ../nbs/11_cli.ipynb #4812fed7
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `disentlit` command; returns the exit status."
-    if not _safe_streams():                               # a closed stdout: said before any work, not after hours
-        print("disentlit: error: standard output is closed; redirect it (to a file, or to /dev/null to discard it)",
-              file=sys.stderr)
+    if not _safe_streams():                 # a closed stdout: said before any work, not after hours
+        print("disentlit: error: standard output is closed; redirect it (to a file, or to "
+              "/dev/null to discard it)", file=sys.stderr)
         return 2
     argv = sys.argv[1:] if argv is None else list(argv)
     name = next((a for a in argv if not a.startswith("-")), None)
     args = build_parser(only=name if name in _commands() else "").parse_args(argv)
-    from disentlit.core import DisentlitError, Terminated, sigterm_as_interrupt   # numpy loads once a command runs
+    from disentlit.core import DisentlitError, Terminated, sigterm_as_interrupt  # numpy loads now
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
@@ -185,34 +206,39 @@ def main(argv: list[str] | None = None) -> int:
         print(f"disentlit: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:                        # Ctrl-C, or SIGTERM (`Terminated`)
-        print(f"disentlit: {'terminated' if isinstance(e, Terminated) else 'interrupted'}", file=sys.stderr)
+        print(f"disentlit: {'terminated' if isinstance(e, Terminated) else 'interrupted'}",
+              file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
     except OSError as e: return _os_failure(e)
 
 # %% ../nbs/11_cli.ipynb #9b1452e1
 def cmd_datasets(args) -> int:
-    """`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or prepare a
-    file-backed one (`--prepare`)."""
+    """`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or
+    prepare a file-backed one (`--prepare`)."""
     from disentlit.catalog import get_dataset, list_datasets, prepare
     from disentlit.catalog import datasets_table
     from disentlit.core import text_table
-    if (args.source or args.force) and args.prepare is None: _fail("--source and --force go with --prepare NAME")
+    if (args.source or args.force) and args.prepare is None:
+        _fail("--source and --force go with --prepare NAME")
     if args.prepare is not None and (args.stats is not None or args.set):
         _fail("--prepare goes alone: --stats and --set are another call")
     if args.prepare is not None:
         path = prepare(args.prepare, source=args.source, force=args.force)
-        _emit(dict(dataset=args.prepare, path=str(path)), args.json, f"{args.prepare}: ready at {path}")
+        _emit(dict(dataset=args.prepare, path=str(path)), args.json,
+              f"{args.prepare}: ready at {path}")
         return 0
     if args.stats is not None:
         data = get_dataset(args.stats, **parse_params(args.set))
         t = time.perf_counter()
-        m = data.moments(progress=not args.quiet)          # a streamed pass shows its progress on stderr, --json or not
-        out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1], mean=m["mean"],
-                   std=m["std_per_image"], std_global=m["std_global"], convention="per_image",
+        m = data.moments(progress=not args.quiet)   # a streamed pass: progress on stderr, always
+        out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1],
+                   mean=m["mean"], std=m["std_per_image"], std_global=m["std_global"],
+                   convention="per_image",
                    seconds=round(time.perf_counter() - t, 3))
         text = text_table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
                           [[str(c), f"{a:.15f}", f"{b:.15f}", f"{g:.15f}"]
-                           for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"], m["std_global"]))])
+                           for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"],
+                                                             m["std_global"]))])
         _emit(out, args.json, f"{data!r}\n{text}")
         return 0
     if args.set: _fail("--set goes with --stats NAME")
@@ -221,22 +247,28 @@ def cmd_datasets(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #f43da6f4
-@command("datasets", "list datasets, print normalisation constants, or prepare a file-backed dataset", cmd_datasets)
+@command("datasets",
+         "list datasets, print normalisation constants, or prepare a file-backed dataset",
+         cmd_datasets)
 def _add_datasets(d):
     d.add_argument("--stats", metavar="NAME", help="exact per-channel mean and std of dataset NAME")
     d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a dataset parameter (with --stats); repeatable")
-    d.add_argument("--prepare", metavar="NAME", help="download (or convert --source) and cache dataset NAME")
+    d.add_argument("--prepare", metavar="NAME",
+                   help="download (or convert --source) and cache dataset NAME")
     d.add_argument("--source", metavar="PATH",
                    help="with --prepare: convert files you already have instead of downloading")
-    d.add_argument("--force", action="store_true", help="with --prepare: rebuild the cache even if it exists")
+    d.add_argument("--force", action="store_true",
+                   help="with --prepare: rebuild the cache even if it exists")
 
-# %% ../nbs/11_cli.ipynb #0a80355b
+# %% ../nbs/11_cli.ipynb #31f9e28e
+# the settings whose flag is not `--field-name`
 TRAIN_FLAGS = dict(dataset_params="--set", framework_params="--param", loss_params="--loss-param",
-                   metric_params="--metric-param", curve_metric_params="--curve-metric-param")      # the settings whose flag is not `--field-name`
+                   metric_params="--metric-param", curve_metric_params="--curve-metric-param")
 
 def train_config(args):
-    "The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics' names checked."
+    """The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics'
+    names checked."""
     from disentlit.config import config_from_flags
     from disentlit.evaluation import metric_plan
     from disentlit.family import check_own_params
@@ -245,48 +277,56 @@ def train_config(args):
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
     config = config_from_flags(args, parse_params, TRAIN_FLAGS, framework_params=params)
-    metric_plan(list(config.metrics), config.metric_params or None)        # unknown metrics: refused up front
-    if config.curve_metrics: metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
+    metric_plan(list(config.metrics), config.metric_params or None)   # unknown: refused up front
+    if config.curve_metrics:
+        metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
     return config
 
+# %% ../nbs/11_cli.ipynb #9fda433f
 def _track_flag(p: argparse.ArgumentParser):
     "`--track`, which `train` and `sweep` take."
     p.add_argument("--track", default=None, metavar="wandb|tensorboard",
-                   help="also report the run (each run) to Weights & Biases or TensorBoard, as it trains: configuration, "
-                        "losses, learning curve, final metrics, traversal grid (an extra: pip install "
-                        "'disentlit[wandb]' or 'disentlit[tensorboard]')")
+                   help="also report the run (each run) to Weights & Biases or TensorBoard, as it "
+                        "trains: configuration, losses, learning curve, final metrics, traversal "
+                        "grid (an extra: pip install 'disentlit[wandb]' or "
+                        "'disentlit[tensorboard]')")
 
 # %% ../nbs/11_cli.ipynb #79374220
 def _train_report(r: dict, config, out: str) -> tuple[dict, str]:
     "What `disentlit train` says of result `r` of run `config` in `out`: as JSON data, and as text."
-    terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v)) for k, v in r["logs"].items()}
+    terms = {k: (v if isinstance(v, float) and math.isfinite(v) else str(v))
+             for k, v in r["logs"].items()}
     ips = None if r["images_per_second"] is None else round(r["images_per_second"], 1)
-    curve = [{k: p[k] for k in ("step", "metrics", "active_latents")} | dict(drawn=p["channels"]["drawn"])
-             for p in r["curve"]]
-    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=config.steps, dataset=config.dataset,
-               framework=config.framework, loss=config.loss, precision=r.get("precision", config.precision),
-               batch_size=config.batch_size, final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
+    curve = [{k: p[k] for k in ("step", "metrics", "active_latents")}
+             | dict(drawn=p["channels"]["drawn"]) for p in r["curve"]]
+    res = dict(run_dir=str(out), status=r["status"], step=r["step"], steps=config.steps,
+               dataset=config.dataset, framework=config.framework, loss=config.loss,
+               precision=r.get("precision", config.precision), batch_size=config.batch_size,
+               final=terms, images_per_second=ips, seconds=round(r["seconds"], 2),
                curve=curve, **{"message": r["message"]} if "message" in r else {})
-    shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in terms.items())
+    shown = "  ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}"
+                      for k, v in terms.items())
     speed = "speed not measured (too few steps after 2 warm-up steps)" if ips is None else \
         f"{ips} images/s (after 2 warm-up steps, scoring left out)"
-    return res, "\n".join([f"run {out}: {r['status']} at step {r['step']}/{config.steps}", "  " + shown,
-                           f"  {speed}, {res['seconds']} s",
-                           *[f"  step {p['step']}: " + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
-                             + f"  active latents {p['active_latents']}, channels drawn {p['drawn']}" for p in curve]])
+    return res, "\n".join([f"run {out}: {r['status']} at step {r['step']}/{config.steps}",
+                           "  " + shown, f"  {speed}, {res['seconds']} s",
+                           *[f"  step {p['step']}: "
+                             + "  ".join(f"{m} {v:.4f}" for m, v in p["metrics"].items())
+                             + f"  active latents {p['active_latents']}, channels drawn "
+                               f"{p['drawn']}" for p in curve]])
 
 # %% ../nbs/11_cli.ipynb #85446e75
 def cmd_train(args) -> int:
-    """`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a checkpoint),
-    reported to a tracker with `--track`."""
+    """`disentlit train`: train a framework on a dataset into a run directory (resumed if it holds a
+    checkpoint), reported to a tracker with `--track`."""
     from disentlit.evaluation import scorer
     from disentlit.runs import train
     from disentlit.tracking import check_tracker, tracked_train
     config, track = train_config(args), check_tracker(args.track)
     out = args.out or f"runs/{args.dataset}_{args.framework}_{args.loss}_seed{args.seed}"
     evaluator = scorer(config) if args.eval_every else None
-    r = tracked_train(config, out, track, progress=not args.quiet, evaluator=evaluator) if track else \
-        train(config, out, progress=not args.quiet, evaluator=evaluator)
+    r = tracked_train(config, out, track, progress=not args.quiet, evaluator=evaluator) \
+        if track else train(config, out, progress=not args.quiet, evaluator=evaluator)
     res, text = _train_report(r, config, out)
     _emit(res, args.json, text)
     if r["status"] != "done": print(f"disentlit: {r['message']}", file=sys.stderr)
@@ -295,8 +335,9 @@ def cmd_train(args) -> int:
 # %% ../nbs/11_cli.ipynb #4e0f5cef
 @command("train", "train a framework on a dataset and write a run directory", cmd_train)
 def add_train_parser(t):
-    """The arguments of the `train` sub-command: one flag per `RunConfig` setting (`add_config_flags`), with the
-    field's comment as its help and its default (but 'auto' precision), and what only the command has."""
+    """The arguments of the `train` sub-command: one flag per `RunConfig` setting
+    (`add_config_flags`), with the field's comment as its help and its default (but 'auto'
+    precision), and what only the command has."""
     from disentlit.config import add_config_flags, MAX_BATCH_SIZE
     from disentlit.core import PRECISION_CHOICES
     from disentlit.family import FRAMEWORKS, framework_params, params_help
@@ -305,22 +346,30 @@ def add_train_parser(t):
                      required=("dataset", "framework"), helps=dict(
         dataset="see `disentlit datasets`", framework="one of: " + ", ".join(FRAMEWORKS),
         framework_params=f"each framework's: {params_help()}", loss="one of: " + ", ".join(LOSSES),
-        loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)", batch_size=f"1..{MAX_BATCH_SIZE}",
-        precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else fp32 (a GPU too)",
-        metrics="what --eval-every scores, comma-separated", metric_params='as KEY=JSON: mig={"num_train": 2000}',
-        curve_metrics="a sweep then scores --metrics once, at the end", curve_metric_params='dci={"mode": "fast"}'))
+        loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)",
+        batch_size=f"1..{MAX_BATCH_SIZE}",
+        precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else "
+                  "fp32 (a GPU too)",
+        metrics="what --eval-every scores, comma-separated",
+        metric_params='as KEY=JSON: mig={"num_train": 2000}',
+        curve_metrics="a sweep then scores --metrics once, at the end",
+        curve_metric_params='dci={"mode": "fast"}'))
     with_beta = [n for n in FRAMEWORKS if "beta" in framework_params(n, own=True)]
-    t.add_argument("--beta", type=float, default=None, help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
-    t.add_argument("--out", metavar="DIR", help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
+    t.add_argument("--beta", type=float, default=None,
+                   help=f"shorthand for --param beta=B ({', '.join(with_beta)})")
+    t.add_argument("--out", metavar="DIR",
+                   help="run directory (default runs/DATASET_FRAMEWORK_LOSS_seedS)")
     _track_flag(t)
     return t
 
 # %% ../nbs/11_cli.ipynb #6f44b236
 def cmd_bench(args) -> int:
-    "`disentlit bench`: the speed of data, distances, training, losses or metrics against a baseline timed alongside."
+    """`disentlit bench`: the speed of data, distances, training, losses or metrics against a
+    baseline timed alongside."""
     from disentlit.bench_metrics import bench_options, run_bench
-    options = bench_options(args)                         # a flag of another benchmark: refused before --param's parse
-    r, text = run_bench(args.what, params=parse_params(args.param, "--param"), progress=not args.quiet, **options)
+    options = bench_options(args)      # a flag of another benchmark: refused before --param's parse
+    r, text = run_bench(args.what, params=parse_params(args.param, "--param"),
+                        progress=not args.quiet, **options)
     _emit(r, args.json, text)
     return 0
 
@@ -335,18 +384,22 @@ def _metric_rows(result: dict) -> list[list[str]]:
     "One row per headline score of an `evaluate` result."
     from disentlit.metrics import METRIC_NAMES
     pick = dict(mig=[("mig", "MIG")],
-                dci=[("disentanglement", "DCI disentanglement"), ("completeness", "DCI completeness"),
+                dci=[("disentanglement", "DCI disentanglement"),
+                     ("completeness", "DCI completeness"),
                      ("informativeness_test", "DCI informativeness (test accuracy)")],
                 sap=[("sap", "SAP")],
                 beta_vae=[("eval_accuracy", "BetaVAE score (eval accuracy)")],
                 factor_vae=[("eval_accuracy", "FactorVAE score (eval accuracy)")],
-                modularity=[("modularity", "Modularity"), ("explicitness_test", "Explicitness (test ROC-AUC)")],
+                modularity=[("modularity", "Modularity"),
+                            ("explicitness_test", "Explicitness (test ROC-AUC)")],
                 irs=[("irs", "IRS")],
-                dci_es=[("disentanglement", "DCI-ES disentanglement"), ("completeness", "DCI-ES completeness"),
+                dci_es=[("disentanglement", "DCI-ES disentanglement"),
+                        ("completeness", "DCI-ES completeness"),
                         ("informativeness_test", "DCI-ES informativeness (test accuracy)"),
                         ("explicitness", "DCI-ES explicitness"), ("size", "DCI-ES size")],
                 infomec=[("infom", "InfoM"), ("infoc", "InfoC"), ("infoe", "InfoE")])
-    return [[label, f"{result[m][key]:.4f}"] for m in METRIC_NAMES if m in result for key, label in pick[m]]
+    return [[label, f"{result[m][key]:.4f}"] for m in METRIC_NAMES if m in result
+            for key, label in pick[m]]
 
 # %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
@@ -355,7 +408,8 @@ def cmd_evaluate(args) -> int:
     from disentlit.evaluation import evaluate_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     out = evaluate_run(args.run_dir, metrics=metrics, seed=args.seed, batch_size=args.batch_size,
-                       progress=not args.quiet, fast=not args.exact, allow_unfinished=args.allow_unfinished)
+                       progress=not args.quiet, fast=not args.exact,
+                       allow_unfinished=args.allow_unfinished)
     info = out["info"]
     text = "\n".join([f"{args.run_dir}: {out['framework']} on {out['dataset']}",
                       text_table([["metric", "score"]] + _metric_rows(out)),
@@ -365,62 +419,82 @@ def cmd_evaluate(args) -> int:
     return 0
 
 # %% ../nbs/11_cli.ipynb #621f6f4d
-@command("evaluate", "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE; modularity, IRS, "
-         "DCI-ES, InfoMEC on request)", cmd_evaluate)
+@command("evaluate",
+         "disentanglement metrics of a trained run (MIG, DCI, SAP, BetaVAE, FactorVAE; modularity, "
+         "IRS, DCI-ES, InfoMEC on request)", cmd_evaluate)
 def _add_evaluate(e):
     from disentlit.metrics import METRIC_NAMES, METRICS
-    e.add_argument("run_dir", metavar="RUN_DIR", help="a run directory written by `disentlit train`")
+    e.add_argument("run_dir", metavar="RUN_DIR",
+                   help="a run directory written by `disentlit train`")
     e.add_argument("--metrics", default=",".join(METRICS), metavar="LIST",
-                   help=f"comma-separated, any of {','.join(METRIC_NAMES)} (default: the classic five, "
-                        f"{','.join(METRICS)})")
-    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0, as disentanglement_lib)")
-    e.add_argument("--batch-size", type=int, default=256, help="observations per encoder call (default 256)")
+                   help=f"comma-separated, any of {','.join(METRIC_NAMES)} (default: the classic "
+                        f"five, {','.join(METRICS)})")
+    e.add_argument("--seed", type=int, default=0,
+                   help="evaluation seed (default 0, as disentanglement_lib)")
+    e.add_argument("--batch-size", type=int, default=256,
+                   help="observations per encoder call (default 256)")
     e.add_argument("--allow-unfinished", action="store_true",
-                   help="score a run that has not reached its last step (stopped, killed, or still training)")
+                   help="score a run that has not reached its last step (stopped, killed, or still "
+                        "training)")
     e.add_argument("--exact", action="store_true",
-                   help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of the fast mode")
+                   help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of "
+                        "the fast mode")
 
 # %% ../nbs/11_cli.ipynb #774b2e82
 def cmd_distances(args) -> int:
-    "`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a reconstruction loss."
+    """`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a
+    reconstruction loss."""
     from disentlit.catalog import get_dataset
     from disentlit.core import text_table
     from disentlit.losses import distance_report
     data = get_dataset(args.dataset, **parse_params(args.set))
-    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)   # as bench times it
+    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)
     out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
-    lines = [f"{data!r}", f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
+    lines = [f"{data!r}",
+             f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
              text_table([["factor", "mean", "std", "spearman"]] +
-                        [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", spearman(f)] for f in r["factors"]] +
-                        [["random", f"{r['random']['mean']:.5f}", f"{r['random']['std']:.5f}", ""]]),
-             f"mean Spearman correlation along traversals: {r['spearman']:.3f}   ({r['seconds']:.1f} s)"]
+                        [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", spearman(f)]
+                         for f in r["factors"]] +
+                        [["random", f"{r['random']['mean']:.5f}",
+                          f"{r['random']['std']:.5f}", ""]]),
+             f"mean Spearman correlation along traversals: {r['spearman']:.3f}   "
+             f"({r['seconds']:.1f} s)"]
     _emit(out, args.json, "\n".join(lines))
     return 0
 
 # %% ../nbs/11_cli.ipynb #398f7692
-@command("distances", "perceived vs ground-truth distance of a dataset under a loss (Table A1)", cmd_distances)
+@command("distances", "perceived vs ground-truth distance of a dataset under a loss (Table A1)",
+         cmd_distances)
 def _add_distances(t):
     from disentlit.losses import LOSSES
     t.add_argument("--dataset", required=True, metavar="NAME")
-    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a dataset parameter; repeatable")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a dataset parameter; repeatable")
     t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
                    help="the reconstruction loss seen as a distance (default mse)")
-    t.add_argument("--pairs", type=int, default=50_000, help="pairs per factor and for random pairs (default 50,000)")
+    t.add_argument("--pairs", type=int, default=50_000,
+                   help="pairs per factor and for random pairs (default 50,000)")
     t.add_argument("--seed", type=int, default=0)
 
-# %% ../nbs/11_cli.ipynb #16494255
-PREDICT_SCORE_IS = ("for each factor, the share of the distances the loss perceives along its traversals that lies on one "
-                    "axis, rescaled: 1 when it perceives the values in order on a line, 0 when every value is equally far "
-                    "from every other; the dataset's score is the mean over its factors")
-PREDICT_TESTED = dict(claim="predict.order_score.dci", page="12_predict", verdict="not supported at the pre-registered "
-                      "strength", reading="a measurement of what the loss perceives, not a forecast of disentanglement")
-PREDICT_NOT = (f"What the score is not: a forecast that works. disentlit's pre-registered test ({PREDICT_TESTED['page']}; "
-               f"{PREDICT_TESTED['claim']} in results/claims.csv) asked whether it ranks training conditions by how well "
-               f"beta-VAEs disentangle them (exact DCI): {PREDICT_TESTED['verdict']}. Read it as {PREDICT_TESTED['reading']}.")
+# %% ../nbs/11_cli.ipynb #b73cf8d2
+PREDICT_SCORE_IS = ("for each factor, the share of the distances the loss perceives along its "
+                    "traversals that lies on one axis, rescaled: 1 when it perceives the values in "
+                    "order on a line, 0 when every value is equally far from every other; the "
+                    "dataset's score is the mean over its factors")
+PREDICT_TESTED = dict(claim="predict.order_score.dci", page="12_predict",
+                      verdict="not supported at the pre-registered strength",
+                      reading="a measurement of what the loss perceives, not a forecast of "
+                              "disentanglement")
+PREDICT_NOT = ("What the score is not: a forecast that works. disentlit's pre-registered test "
+               f"({PREDICT_TESTED['page']}; {PREDICT_TESTED['claim']} in results/claims.csv) asked "
+               "whether it ranks training conditions by how well beta-VAEs disentangle them "
+               f"(exact DCI): {PREDICT_TESTED['verdict']}. Read it as {PREDICT_TESTED['reading']}.")
 
+# %% ../nbs/11_cli.ipynb #3af18c1d
 def cmd_predict(args) -> int:
-    "`disentlit predict`: the order score of a dataset under a loss, what it is, and what its pre-registered test found."
+    """`disentlit predict`: the order score of a dataset under a loss, what it is, and what its
+    pre-registered test found."""
     import textwrap
     from disentlit.catalog import get_dataset
     from disentlit.distances import mse, predict_score
@@ -428,31 +502,39 @@ def cmd_predict(args) -> int:
     from disentlit.losses import get_loss
     data = get_dataset(args.dataset, **parse_params(args.set))
     loss = get_loss(args.loss, **parse_params(args.loss_param, "--loss-param"))
-    distance = mse if (loss.name, loss.params) == ("mse", {}) else loss.distance     # the plain MSE: 02's exact paths
+    distance = mse if (loss.name, loss.params) == ("mse", {}) else loss.distance  # 02's exact MSE
     r = predict_score(data, distance, args.traversals, seed=args.seed, progress=not args.quiet)
-    out = dict(dataset=data.name, params=data.params, loss=loss.name, loss_params=loss.params, seed=args.seed, **r,
-               score_is=PREDICT_SCORE_IS, forecast_test=PREDICT_TESTED)
-    rows = [[name, str(f["values"]), f"{f['score']:.3f}", "-" if f["share"] != f["share"] else f"{f['share']:.3f}",
+    out = dict(dataset=data.name, params=data.params, loss=loss.name, loss_params=loss.params,
+               seed=args.seed, **r, score_is=PREDICT_SCORE_IS, forecast_test=PREDICT_TESTED)
+    rows = [[name, str(f["values"]), f"{f['score']:.3f}",
+             "-" if f["share"] != f["share"] else f"{f['share']:.3f}",
              f"{f['mean_distance']:.5g}"] for name, f in r["factors"].items()]
-    lines = [f"{data!r}", f"perceived distance: {loss!r}, {args.traversals:,} traversals per factor (seed {args.seed})",
+    lines = [f"{data!r}",
+             f"perceived distance: {loss!r}, {args.traversals:,} traversals per factor "
+             f"(seed {args.seed})",
              text_table([["factor", "values", "score", "share", "mean distance"]] + rows),
              f"order score: {r['score']:.3f}   ({r['seconds']:.1f} s)"]
-    if r["unseen"]: lines.append(f"the loss cannot see: {', '.join(r['unseen'])} (every distance 0)")
-    lines += ["", textwrap.fill(f"The score: {PREDICT_SCORE_IS}.", 88), textwrap.fill(PREDICT_NOT, 88)]
+    if r["unseen"]:
+        lines.append(f"the loss cannot see: {', '.join(r['unseen'])} (every distance 0)")
+    lines += ["", textwrap.fill(f"The score: {PREDICT_SCORE_IS}.", 88),
+              textwrap.fill(PREDICT_NOT, 88)]
     _emit(out, args.json, "\n".join(lines))
     return 0
 
 # %% ../nbs/11_cli.ipynb #b55d3c5f
-@command("predict", "the order score: how ordered a loss perceives a dataset's factors, from the data alone (tested "
-         "as a forecast of disentanglement: not supported)", cmd_predict, json_help="print one JSON object (the scores, "
-         "what the score is, what its pre-registered test found)", epilog=PREDICT_NOT, description="The order score of "
-         f"a dataset under a reconstruction loss, from the data alone, before any training: {PREDICT_SCORE_IS}.")
+@command("predict", "the order score: how ordered a loss perceives a dataset's factors, from the "
+         "data alone (tested as a forecast of disentanglement: not supported)", cmd_predict,
+         json_help="print one JSON object (the scores, what the score is, what its "
+                   "pre-registered test found)", epilog=PREDICT_NOT,
+         description="The order score of a dataset under a reconstruction loss, from the data "
+                     f"alone, before any training: {PREDICT_SCORE_IS}.")
 def _add_predict(t):
     from disentlit.distances import MAX_TRAVERSALS
     from disentlit.losses import LOSSES
     t.add_argument("--dataset", required=True, metavar="NAME")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a dataset parameter (fixed=FACTOR=VALUE and relabel_seed=S for any dataset); repeatable")
+                   help="a dataset parameter (fixed=FACTOR=VALUE and relabel_seed=S for any "
+                        "dataset); repeatable")
     t.add_argument("--loss", default="mse", metavar="|".join(LOSSES),
                    help="the reconstruction loss seen as a distance (default mse)")
     t.add_argument("--loss-param", action="append", default=[], metavar="KEY=VALUE",

@@ -14,9 +14,10 @@ __all__ = ['SWEEP_FLAGS', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
 # %% ../nbs/11b_cli_sweeps.ipynb #29c23f95
 SWEEP_FLAGS = {"--workers": dict(local="workers"), "--device": dict(local="device"),
-               "--cpus": dict(ray="num_cpus", submitit="cpus"), "--gpus": dict(ray="num_gpus", submitit="gpus"),
-               **{f"--{o.replace('_', '-')}": dict(submitit=o)
-                  for o in ("cluster", "partition", "time", "mem", "array_parallelism")}}   # flag: engine: option
+               "--cpus": dict(ray="num_cpus", submitit="cpus"),
+               "--gpus": dict(ray="num_gpus", submitit="gpus"),
+               **{f"--{o.replace('_', '-')}": dict(submitit=o)          # flag: engine: option
+                  for o in ("cluster", "partition", "time", "mem", "array_parallelism")}}
 
 def _engine_flags(args) -> dict:
     "The engine options of `sweep`'s flags; a flag of another engine refused, not ignored."
@@ -28,12 +29,14 @@ def _engine_flags(args) -> dict:
         options[engines[args.engine]] = v
     return options
 
+# %% ../nbs/11b_cli_sweeps.ipynb #3e508834
 def cmd_sweep(args) -> int:
-    """`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1 if a run failed or
-    was put back to pending (a job that left no result: `--resume` runs it)."""
+    """`disentlit sweep`: run the pending runs of a spec into a results database with an engine; 1
+    if a run failed or was put back to pending (a job that left no result: `--resume` runs it)."""
     from disentlit.sweeps import run_sweep
-    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume, out_root=args.runs, lease=args.lease,
-                       progress=not args.quiet, track=args.track, pack=args.pack, **_engine_flags(args))
+    counts = run_sweep(args.spec, args.db, engine=args.engine, resume=args.resume,
+                       out_root=args.runs, lease=args.lease, progress=not args.quiet,
+                       track=args.track, pack=args.pack, **_engine_flags(args))
     left = counts["pending"] + counts["running"]
     _emit(dict(db=str(args.db), **counts), args.json,
           f"{args.db}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
@@ -45,56 +48,70 @@ def cmd_sweep(args) -> int:
 @command("sweep", "run a sweep spec into a SQLite results database (resumable)", cmd_sweep)
 def _add_sweep(w):
     w.add_argument("spec", metavar="SPEC", help="a sweep spec, .yaml or .json (see specs/)")
-    w.add_argument("--db", required=True, metavar="RESULTS.sqlite", help="the results database (created if absent)")
+    w.add_argument("--db", required=True, metavar="RESULTS.sqlite",
+                   help="the results database (created if absent)")
     w.add_argument("--engine", default="local", metavar="local|ray|submitit",
                    help="local (default), ray, or submitit (Slurm job arrays)")
     w.add_argument("--resume", action="store_true", help="continue a sweep already in the database")
     w.add_argument("--runs", metavar="DIR",
                    help="where run directories go (default: RESULTS_runs next to the database)")
     w.add_argument("--lease", type=float, default=None, metavar="SECONDS",
-                   help="a running run whose heartbeat is older than this is put back by --resume (at least 60; "
-                        "default $DISENTLIT_LEASE, else 600)")
+                   help="a running run whose heartbeat is older than this is put back by --resume "
+                        "(at least 60; default $DISENTLIT_LEASE, else 600)")
     w.add_argument("--workers", type=int, default=None,
-                   help="local: runs at a time, in processes sharing the CPU threads and GPU (default 1; never more "
-                        "than the runs left)")
-    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is one, else cpu)")
+                   help="local: runs at a time, in processes sharing the CPU threads and GPU "
+                        "(default 1; never more than the runs left)")
+    w.add_argument("--device", help="local: the device runs train on (default: cuda when there is "
+                                    "one, else cpu)")
     w.add_argument("--pack", type=int, default=1, metavar="K",
-                   help="local: train up to K runs that share a shape (dataset, networks, latents, batch) as one "
-                        "batched step, each still recorded, resumed and failed on its own (default 1: each alone)")
-    w.add_argument("--cpus", type=_parse_value, default=None, help="ray: CPUs per run (default 1); submitit: per job")
-    w.add_argument("--gpus", type=_parse_value, default=None, help="ray: GPUs per run (default 0); submitit: per job")
+                   help="local: train up to K runs that share a shape (dataset, networks, latents, "
+                        "batch) as one batched step, each still recorded, resumed and failed on "
+                        "its own (default 1: each alone)")
+    w.add_argument("--cpus", type=_parse_value, default=None,
+                   help="ray: CPUs per run (default 1); submitit: per job")
+    w.add_argument("--gpus", type=_parse_value, default=None,
+                   help="ray: GPUs per run (default 0); submitit: per job")
     w.add_argument("--cluster", default=None, metavar="slurm|local",
                    help="submitit: slurm (default), or local (jobs as processes on this machine)")
-    w.add_argument("--partition", default=None, help="submitit: the Slurm partition (default: the cluster's)")
-    w.add_argument("--time", type=int, default=None, metavar="MINUTES", help="submitit: time per job (default 60)")
+    w.add_argument("--partition", default=None,
+                   help="submitit: the Slurm partition (default: the cluster's)")
+    w.add_argument("--time", type=int, default=None, metavar="MINUTES",
+                   help="submitit: time per job (default 60)")
     w.add_argument("--mem", type=float, default=None, metavar="GB", help="submitit: memory per job")
     w.add_argument("--array-parallelism", type=int, default=None, metavar="N",
-                   help="submitit: jobs running at once (Slurm's default 256; local: this machine's CPUs / --cpus)")
+                   help="submitit: jobs running at once (Slurm's default 256; local: this "
+                        "machine's CPUs / --cpus)")
     _track_flag(w)
 
 # %% ../nbs/11b_cli_sweeps.ipynb #34d66818
 def cmd_figures(args) -> int:
-    "`disentlit figures`: every figure the finished runs of a database support, its effects, its runs as `results.csv`."
+    """`disentlit figures`: every figure the finished runs of a database support, its effects, its
+    runs as `results.csv`."""
     from disentlit.analysis import figures
-    *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)    # the runs' table comes last
+    *paths, table = figures(args.db, args.out, sweep=args.sweep, runs_root=args.runs)  # table last
     _emit(dict(figures=[str(p) for p in paths], csv=str(table)), args.json,
-          "\n".join(("figure: " if p.suffix == ".png" else "table:  ") + str(p) for p in [*paths, table]))
+          "\n".join(("figure: " if p.suffix == ".png" else "table:  ") + str(p)
+                    for p in [*paths, table]))
     return 0
 
 # %% ../nbs/11b_cli_sweeps.ipynb #5a425b7b
-@command("figures", "draw the figures a results database supports, and export its runs as CSV", cmd_figures)
+@command("figures", "draw the figures a results database supports, and export its runs as CSV",
+         cmd_figures)
 def _add_figures(f):
     f.add_argument("--db", required=True, metavar="RESULTS.sqlite")
     f.add_argument("--out", required=True, metavar="DIR")
     f.add_argument("--sweep", help="only this sweep's runs")
     f.add_argument("--runs", metavar="DIR",
-                   help="where the run directories are (default: RESULTS_runs next to the database)")
+                   help="where the run directories are (default: RESULTS_runs next to the "
+                        "database)")
 
 # %% ../nbs/11b_cli_sweeps.ipynb #8726e66e
 def cmd_demo(args) -> int:
-    "`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an `index.html`."
+    """`disentlit demo`: the paper's story end to end on XYSquares, written to one folder with an
+    `index.html`."""
     from disentlit.demo import demo
-    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print     # under --json stdout is the one object
+    # under --json stdout is the one object
+    say = (lambda *a: print(*a, file=sys.stderr)) if args.json else print
     r = demo(args.out, args.steps, progress=not args.quiet, say=say, quick=args.quick)
     if args.json: _emit(r, True, "")
     return 0 if r["counts"]["failed"] == 0 else 1
@@ -104,8 +121,11 @@ def cmd_demo(args) -> int:
          json_help="print one JSON object (the report's numbers); the narration goes to stderr")
 def _add_demo(m):
     from disentlit.demo import DEMO_STEPS, QUICK
-    m.add_argument("--out", default="demo", metavar="DIR", help="where figures go (default: ./demo)")
+    m.add_argument("--out", default="demo", metavar="DIR",
+                   help="where figures go (default: ./demo)")
     m.add_argument("--steps", type=int, default=None,
-                   help=f"training steps of each demo run (default {DEMO_STEPS}; {QUICK['steps']} with --quick)")
-    m.add_argument("--quick", action="store_true", help=f"check that everything runs: {QUICK['steps']} steps a run, "
-                   "small samples; its numbers say nothing about the paper, and its report says so")
+                   help=f"training steps of each demo run (default {DEMO_STEPS}; {QUICK['steps']} "
+                        "with --quick)")
+    m.add_argument("--quick", action="store_true",
+                   help=f"check that everything runs: {QUICK['steps']} steps a run, small "
+                        "samples; its numbers say nothing about the paper, and its report says so")
