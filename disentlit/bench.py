@@ -53,7 +53,8 @@ def _lines(title: str, rows: list[tuple[str, str]]) -> str:
 
 # %% ../nbs/10a_bench.ipynb #5bff9ff9
 def sig(x: float, digits: int = 3) -> float:
-    "`x` rounded to `digits` significant figures: a small fraction keeps its precision, unlike `round(x, 4)`."
+    """`x` rounded to `digits` significant figures: a small fraction keeps its precision, unlike
+    `round(x, 4)`."""
     return float(f"{x:.{digits}g}")
 
 # %% ../nbs/10a_bench.ipynb #675bd0af
@@ -69,8 +70,9 @@ def plain_loop(data: GroundTruthData,      # the dataset
                device="cpu",               # where it runs
                fixed_batch: bool = False,  # every step on one batch drawn before the loop
                ) -> list[float]:
-    """Seconds of each of `steps` steps, after one warm-up step, of a minimal plain PyTorch beta-VAE loop (Table A3,
-    fp32) on `device`; with `fixed_batch`, every step trains on one batch drawn before the loop."""
+    """Seconds of each of `steps` steps, after one warm-up step, of a minimal plain PyTorch beta-VAE
+    loop (Table A3, fp32) on `device`; with `fixed_batch`, every step trains on one batch drawn
+    before the loop."""
     torch.manual_seed(seed)
     C = data.obs_shape[-1]
     enc, dec = EncoderConv64(C, 9).to(device), DecoderConv64(C, 9).to(device)
@@ -96,12 +98,14 @@ def bench_data(batch_size: int = 256,   # observations per batch
                repeats: int = 20,       # timed batches (the loop: a fifth as many, at least 3)
                seed: int = 0,           # of the indices drawn
                ) -> dict:
-    "Time a standardised XYSquares batch: vectorised vs one image at a time, and vs a conv64 VAE step."
+    """Time a standardised XYSquares batch: vectorised vs one image at a time, and vs a conv64 VAE
+    step."""
     data = XYSquares()
-    data.channel_stats()                                     # computed (or read) once, outside the timings
+    data.channel_stats()                              # computed (or read) once, outside the timings
     rng = np.random.default_rng(seed)
     vec = best_time(lambda: data.batch(data.sample_idx(batch_size, rng), standardise=True), repeats)
-    loop = best_time(lambda: xysquares_one_at_a_time(data, data.sample_idx(batch_size, rng)), max(3, repeats // 5))
+    loop = best_time(lambda: xysquares_one_at_a_time(data, data.sample_idx(batch_size, rng)),
+                     max(3, repeats // 5))
     out = dict(dataset=data.name, batch_size=batch_size, torch_threads=torch.get_num_threads(),
                vectorised_ms=sig(vec * 1e3), loop_ms=sig(loop * 1e3), speedup=round(loop / vec, 2))
     step = min(plain_loop(data, 3, batch_size, beta=1.0, seed=seed, fixed_batch=True))
@@ -112,13 +116,15 @@ def bench_data(batch_size: int = 256,   # observations per batch
 def data_text(r: dict) -> str:
     return _lines(f"standardised batch of {r['batch_size']} XYSquares observations "
                   f"({r['torch_threads']} torch threads)",
-                  [("vectorised", f"{r['vectorised_ms']:9.3f} ms"), ("one image at a time", f"{r['loop_ms']:9.3f} ms"),
-                   ("speed-up", f"{r['speedup']:9.1f} x"), ("conv64 VAE train step", f"{r['conv64_step_ms']:9.1f} ms"),
+                  [("vectorised", f"{r['vectorised_ms']:9.3f} ms"),
+                   ("one image at a time", f"{r['loop_ms']:9.3f} ms"),
+                   ("speed-up", f"{r['speedup']:9.1f} x"),
+                   ("conv64 VAE train step", f"{r['conv64_step_ms']:9.1f} ms"),
                    ("batch / step", f"{100 * r['batch_fraction_of_step']:9.2f} %")])
 
 # %% ../nbs/10a_bench.ipynb #3ea55956
 def d_pcv_one_pair_at_a_time(data: GroundTruthData,    # the dataset
-                             pos_a, pos_b,             # the pairs' factor positions, (N, factors) each
+                             pos_a, pos_b,          # the pairs' factor positions, (N, factors) each
                              ) -> np.ndarray:
     "Baseline: the perceived MSE of each pair computed on its own (for benchmarks)."
     out = []
@@ -132,61 +138,74 @@ def bench_distances(pairs: int = 50_000,     # pairs per row of Table A1
                     loop_pairs: int = 1000,  # pairs the loop is timed on (then scaled)
                     seed: int = 0,           # of the pairs
                     ) -> dict:
-    """Time `disentlit distances --dataset xysquares` (`distance_report`) vs a one-pair-at-a-time loop of Table A1 on a
-    subsample, scaled; peak memory."""
+    """Time `disentlit distances --dataset xysquares` (`distance_report`) vs a one-pair-at-a-time
+    loop of Table A1 on a subsample, scaled; peak memory."""
     data = XYSquares()
     # other work on the machine skews every timing
     load = os.getloadavg()[0]
     t, cpu = time.perf_counter(), time.process_time()
-    report = distance_report(data, "mse", pairs, seed=seed)                   # what the command runs
+    report = distance_report(data, "mse", pairs, seed=seed)                  # what the command runs
     vec, cpu = time.perf_counter() - t, time.process_time() - cpu
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB; the whole process so far
+    # Linux: KiB; the whole process so far
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     a, b = data.sample_traversal_pairs(loop_pairs, None, seed)
     t = time.perf_counter()
     loop_d = d_pcv_one_pair_at_a_time(data, a, b)
     loop = (time.perf_counter() - t) * (pairs * (data.num_factors + 1) / loop_pairs)
-    np.testing.assert_allclose(loop_d, d_pcv(data, a, b, get_loss("mse").distance), rtol=1e-5)   # the paths agree
-    return dict(dataset=data.name, pairs=pairs, rows=data.num_factors + 1, vectorised_s=round(vec, 3),
-                vectorised_cpu_s=round(cpu, 3), loop_s_estimated=round(loop, 1), loop_pairs_timed=loop_pairs,
-                speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb), torch_threads=torch.get_num_threads(),
-                load_avg_1m=round(load, 2), table=report["factors"] + [report["random"]], spearman=report["spearman"])
+    # the paths agree
+    np.testing.assert_allclose(loop_d, d_pcv(data, a, b, get_loss("mse").distance), rtol=1e-5)
+    return dict(dataset=data.name, pairs=pairs, rows=data.num_factors + 1,
+                vectorised_s=round(vec, 3),
+                vectorised_cpu_s=round(cpu, 3), loop_s_estimated=round(loop, 1),
+                loop_pairs_timed=loop_pairs,
+                speedup=round(loop / vec, 1), peak_rss_mb=round(peak_mb),
+                torch_threads=torch.get_num_threads(),
+                load_avg_1m=round(load, 2), table=report["factors"] + [report["random"]],
+                spearman=report["spearman"])
 
 # %% ../nbs/10a_bench.ipynb #10713b54
 def distances_text(r: dict) -> str:
-    return _lines(f"disentlit distances --dataset xysquares: Table A1, {r['rows']} rows x {r['pairs']:,} pairs, "
-                  f"and the traversal Spearman correlation ({r['torch_threads']} torch threads)",
+    return _lines(f"disentlit distances --dataset xysquares: Table A1, {r['rows']} rows x "
+                  f"{r['pairs']:,} pairs, and the traversal Spearman correlation "
+                  f"({r['torch_threads']} torch threads)",
                   [("the command's path", f"{r['vectorised_s']:8.2f} s"),
                    ("one pair at a time (est.)",
-                    f"{r['loop_s_estimated']:8.1f} s   (timed on {r['loop_pairs_timed']:,} pairs, scaled)"),
-                   ("speed-up", f"{r['speedup']:8.1f} x"), ("peak memory (process)", f"{r['peak_rss_mb']:8.0f} MB")])
+                    f"{r['loop_s_estimated']:8.1f} s   "
+                    f"(timed on {r['loop_pairs_timed']:,} pairs, scaled)"),
+                   ("speed-up", f"{r['speedup']:8.1f} x"),
+                   ("peak memory (process)", f"{r['peak_rss_mb']:8.0f} MB")])
 
 # %% ../nbs/10a_bench.ipynb #61f6b2ee
 def _direct_blur(x: torch.Tensor, radius: int) -> torch.Tensor:
     C, k = x.shape[1], 2 * radius + 1
-    return F.conv2d(x, torch.full((C, 1, k, k), 1 / k ** 2, dtype=x.dtype, device=x.device), padding=radius, groups=C)
+    return F.conv2d(x, torch.full((C, 1, k, k), 1 / k ** 2, dtype=x.dtype, device=x.device),
+                    padding=radius, groups=C)
 
 # %% ../nbs/10a_bench.ipynb #92bcd0e2
 def bench_loss(radius: int = 31,          # of the box blur
                batch_size: int = 256,     # observations
                repeats: int = 5,          # timed calls
-               direct_batch: int = 16,    # observations the direct convolution is timed on (then scaled)
+               # observations the direct convolution is timed on (then scaled)
+               direct_batch: int = 16,
                step: bool = True,         # also time a training step with the loss
                precision: str = "fp32",   # of that step
                seed: int = 0,             # of the tensors
                ) -> dict:
-    "Box-blur loss forward+backward vs a direct convolution (same run), and as a fraction of a training step."
+    """Box-blur loss forward+backward vs a direct convolution (same run), and as a fraction of a
+    training step."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(batch_size, 3, 64, 64, generator=g)
     out = torch.randn(batch_size, 3, 64, 64, generator=g, requires_grad=True)
     fast = box_blur_loss(radius)
-    slow = AugmentedLoss(MSELoss(), lambda t: _direct_blur(t, radius), (2 * radius + 1) ** 2, linear=True)
+    slow = AugmentedLoss(MSELoss(), lambda t: _direct_blur(t, radius), (2 * radius + 1) ** 2,
+                         linear=True)
     def fwd_bwd(loss, o, t):
         o.grad = None
         loss(o, t).mean().backward()
     t_fast = best_time(lambda: fwd_bwd(fast, out, x), repeats)
     o_small = out[:direct_batch].detach().requires_grad_()
     t_direct = best_time(lambda: fwd_bwd(slow, o_small, x[:direct_batch]), max(1, repeats // 2))
-    t_direct *= batch_size / direct_batch                                  # timed on a few, scaled to the batch
+    t_direct *= batch_size / direct_batch                      # timed on a few, scaled to the batch
     with torch.no_grad():
         err = (fast(out[:4], x[:4]) - slow(out[:4], x[:4])).abs().max().item()
     res = dict(radius=radius, alpha=fast.alpha, batch=[batch_size, 3, 64, 64], repeats=repeats,
@@ -199,26 +218,33 @@ def bench_loss(radius: int = 31,          # of the box blur
         opts = fw.configure_optimisers(1e-3)
         batch = fw.sample_batch(data, batch_size, np.random.default_rng(seed))
         noise = torch.Generator().manual_seed(seed)
-        autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if precision == "bf16" else None
-        t_step = best_time(lambda: fw.training_step(batch, opts, noise, *([autocast] if autocast else [])), repeats)
+        autocast = (lambda: torch.autocast("cpu",
+                                           dtype=torch.bfloat16)) if precision == "bf16" else None
+        t_step = best_time(lambda: fw.training_step(batch, opts, noise,
+                                                    *([autocast] if autocast else [])), repeats)
         res.update(step_precision=precision, train_step_ms=round(t_step * 1e3, 1),
                    fraction_of_step=sig(t_fast / t_step))
     return res
 
 # %% ../nbs/10a_bench.ipynb #6865ec2c
 def loss_text(r: dict) -> str:
-    return _lines(f"box-blur loss r={r['radius']} alpha={r['alpha']:g} on {'x'.join(map(str, r['batch']))}, "
-                  f"forward + backward ({r['torch_threads']} torch threads, best of {r['repeats']})",
+    return _lines(f"box-blur loss r={r['radius']} alpha={r['alpha']:g} on "
+                  f"{'x'.join(map(str, r['batch']))}, forward + backward "
+                  f"({r['torch_threads']} torch threads, best of {r['repeats']})",
                   [("separable blur", f"{r['box_blur_loss_ms']:10.1f} ms"),
                    ("direct convolution",
-                    f"{r['direct_conv_loss_ms']:10.1f} ms (timed on {r['direct_timed_on']}, scaled)"),
-                   ("speed-up", f"{r['speedup']:10.1f} x"), ("one training step", f"{r['train_step_ms']:10.1f} ms"),
+                    f"{r['direct_conv_loss_ms']:10.1f} ms "
+                    f"(timed on {r['direct_timed_on']}, scaled)"),
+                   ("speed-up", f"{r['speedup']:10.1f} x"),
+                   ("one training step", f"{r['train_step_ms']:10.1f} ms"),
                    ("loss / step", f"{100 * r['fraction_of_step']:10.2f} %")])
 
 # %% ../nbs/10a_bench.ipynb #f2ce2d3f
-def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None, device="cpu",
-               resident=False, progress=False, allocator=True, compile=False) -> tuple[list[float], AE]:
-    "Step times of `fit`, its first steps left out (the first warms up; with `compile`, the first two compile)."
+def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params=None,
+               device="cpu", resident=False, progress=False, allocator=True, compile=False,
+               ) -> tuple[list[float], AE]:
+    """Step times of `fit`, its first steps left out (the first warms up; with `compile`, the first
+    two compile)."""
     fw = framework_for(data, framework, seed=seed, **(params or {}))
     skip = 2 if compile else 1
     config = RunConfig(steps=steps + skip, batch_size=batch_size, seed=seed, precision=precision,
@@ -228,7 +254,8 @@ def _fit_steps(data, framework, steps, batch_size, seed, precision, channels_las
 
 # %% ../nbs/10a_bench.ipynb #197b2a4a
 class SyncCounter(TorchDispatchMode):
-    "Counts the operations that bring a tensor's value to the host, as they pass through PyTorch's dispatcher."
+    """Counts the operations that bring a tensor's value to the host, as they pass through PyTorch's
+    dispatcher."""
     def __init__(self):
         super().__init__()
         self.count = 0
@@ -236,10 +263,11 @@ class SyncCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         aten = torch.ops.aten
-        if func is aten._local_scalar_dense.default: self.count += 1          # float(t), t.item(), bool(t)
-        elif func in (aten._to_copy.default, aten.copy_.default):            # a copy from a device to the host
+        if func is aten._local_scalar_dense.default: self.count += 1   # float(t), t.item(), bool(t)
+        elif func in (aten._to_copy.default, aten.copy_.default):     # device -> host copies
             src, dst = (args[0], out) if func is aten._to_copy.default else (args[1], args[0])
-            if isinstance(src, torch.Tensor) and src.device.type != "cpu" and dst.device.type == "cpu":
+            if (isinstance(src, torch.Tensor) and src.device.type != "cpu"
+                    and dst.device.type == "cpu"):
                 self.count += 1
         return out
 
@@ -255,7 +283,8 @@ def host_syncs_per_step(data: GroundTruthData,   # the dataset
     for steps in (2, 6):
         fw = framework_for(data, framework, seed=0, **(params or {}))
         with SyncCounter() as c:
-            fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False, device=device, allocator=False)
+            fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False,
+                device=device, allocator=False)
         counts.append(c.count)
     return (counts[1] - counts[0]) / 4
 
@@ -267,8 +296,8 @@ TABLE_A4 = dict(figure6=(160, 80, 115_200), figure9=(160, 80, 57_600), figure11=
 def projected_hours(images_per_second: float,   # a training throughput
                     batch_size: int = 256,      # Table A4's
                     ) -> dict:
-    """Hours that Table A4's three experiments take one after the other at `images_per_second` (Ada-GVAE's pairs count
-    twice)."""
+    """Hours that Table A4's three experiments take one after the other at `images_per_second`
+    (Ada-GVAE's pairs count twice)."""
     hours = {k: (runs + pairs) * steps * batch_size / images_per_second / 3600 for k,
              (runs, pairs, steps) in TABLE_A4.items()}
     return {k: sig(v, 4) for k, v in dict(hours, total=sum(hours.values())).items()}
@@ -276,18 +305,21 @@ def projected_hours(images_per_second: float,   # a training throughput
 # %% ../nbs/10a_bench.ipynb #f58614aa
 def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
     "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone."
-    code = ("import json; from disentlit.bench import _fit_steps; from disentlit.catalog import get_dataset\n"
+    code = ("import json; from disentlit.bench import _fit_steps; from disentlit.catalog import "
+            "get_dataset\n"
             f"d = get_dataset({dataset!r}); d.channel_stats()\n"
-            f"print(json.dumps(_fit_steps(d, 'betavae', {steps}, {batch_size}, {seed}, {precision!r}, "
-            f"{channels_last}, allocator=False)[0]))")
+            f"print(json.dumps(_fit_steps(d, 'betavae', {steps}, {batch_size}, {seed}, "
+            f"{precision!r}, {channels_last}, allocator=False)[0]))")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DISENTLIT_MALLOC": "0"},
                          capture_output=True, text=True)
-    if out.returncode: raise DisentlitError(f"the untuned-allocator baseline failed: {out.stderr.strip()[-500:]}")
+    if out.returncode: raise DisentlitError("the untuned-allocator baseline failed: "
+                                            f"{out.stderr.strip()[-500:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 # %% ../nbs/10a_bench.ipynb #2205a21a
 def _speeds(fit_t: list[float], plain_t: list[float], per_step: int, batch_size: int) -> dict:
-    "Images per second of `fit` and of the plain loop from their step times: the fastest step, and the median."
+    """Images per second of `fit` and of the plain loop from their step times: the fastest step, and
+    the median."""
     best = lambda ts, n: n / min(ts)
     med = lambda ts, n: n / float(np.median(ts))
     return dict(fit_images_per_s=round(best(fit_t, per_step), 1),
@@ -314,65 +346,70 @@ def bench_train(framework: str = "betavae",      # the framework timed
                 seed: int = 0,                   # of the weights and the batches
                 params: dict | None = None,      # the framework's own parameters
                 allocator: bool = True,          # tune glibc's allocator (as `fit`'s)
-                untuned_baseline: bool = True,   # time a beta-VAE step in a fresh process that leaves it alone
+                # time a beta-VAE step in a fresh process that leaves it alone
+                untuned_baseline: bool = True,
                 device=None,                     # default: cuda when there is one, else cpu
-                resident: bool | None = None,    # `fit` draws its batches on the device (default: on a GPU)
+                # `fit` draws its batches on the device (default: on a GPU)
+                resident: bool | None = None,
                 progress: bool = False,          # a progress bar on stderr
                 compile: bool = False,           # `fit` with its loss compiled (`torch.compile`)
                 ) -> dict:
-    """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the same process;
-    for a framework other than beta-VAE also its step time over a beta-VAE step of `fit` (same precision and batch).
-    With `allocator` (as `fit`'s) the loops here run with glibc's allocator tuned, and with `untuned_baseline` a
-    beta-VAE `fit` step in a fresh process that leaves it alone is timed against one here (CPU only). On `device`
-    (default: cuda when there is one) both loops run there; `fit` draws its batches there (`resident`, by default on
-    a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed, and counts `fit`'s host syncs
-    per step (`host_syncs_per_step`)."""
+    """Images per second of `fit` vs a plain fp32 PyTorch loop of the same model, interleaved in the
+    same process; for a framework other than beta-VAE also its step time over a beta-VAE step of
+    `fit` (same precision and batch). With `allocator` (as `fit`'s) the loops here run with
+    glibc's allocator tuned, and with `untuned_baseline` a beta-VAE `fit` step in a fresh process
+    that leaves it alone is timed against one here (CPU only). On `device` (default: cuda when
+    there is one) both loops run there; `fit` draws its batches there (`resident`, by default on
+    a GPU). The result projects the hours of Table A4's experiments at `fit`'s speed, and counts
+    `fit`'s host syncs per step (`host_syncs_per_step`)."""
     device = resolve_device(device)
     check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
     data = get_dataset(dataset)
-    # bad names or values fail before anything is timed
-    framework_for(data, framework, seed=seed, **(params or {}))
+    framework_for(data, framework, seed=seed, **(params or {}))   # bad names fail before timing
     data.channel_stats()
-    tuned = tune_allocator() if allocator else False          # the same allocator for every loop timed in this process
+    tuned = tune_allocator() if allocator else False          # the same for every loop timed here
     untuned_baseline = untuned_baseline and tuned and device.type == "cpu"
     fit_t, plain_t, beta_t, alone_t = [], [], [], []
-    for _ in progress_bar(range(repeats), desc=f"bench {framework} {precision}", unit="repeat", disable=not progress):
-        # interleaved, so a busy spell hits all of them
-        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)
-        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last, params, device,
-                           resident, progress, allocator, compile)
+    for _ in progress_bar(range(repeats), desc=f"bench {framework} {precision}", unit="repeat",
+                          disable=not progress):
+        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)  # interleaved
+        t, fw = _fit_steps(data, framework, steps, batch_size, seed, precision, channels_last,
+                           params, device, resident, progress, allocator, compile)
         fit_t += t
         if framework != "betavae" or params:
-            beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last, None, device,
-                                 resident, allocator=allocator)[0]
-        if untuned_baseline: alone_t += _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last)
+            beta_t += _fit_steps(data, "betavae", steps, batch_size, seed, precision, channels_last,
+                                 None, device, resident, allocator=allocator)[0]
+        if untuned_baseline:
+            alone_t += _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last)
     per_step = batch_size * (2 if fw.pairs else 1)
     out = dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
-               images_per_step=per_step, precision=precision, channels_last=channels_last, steps=steps,
-               repeats=repeats, torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),
-               resident=resident, compiled=compile, **_speeds(fit_t, plain_t, per_step, batch_size),
-               host_syncs_per_step=host_syncs_per_step(data, framework, device=device, params=params))
+               images_per_step=per_step, precision=precision, channels_last=channels_last,
+               steps=steps, repeats=repeats, torch_threads=torch.get_num_threads(),
+               allocator_tuned=tuned, device=str(device), resident=resident, compiled=compile,
+               **_speeds(fit_t, plain_t, per_step, batch_size),
+               host_syncs_per_step=host_syncs_per_step(data, framework, device=device,
+                                                       params=params))
     if beta_t:
         ratio, median = _step_ratio(fit_t, beta_t)
         out.update(step_ms=sig(1000 * min(fit_t), 4), betavae_step_ms=sig(1000 * min(beta_t), 4),
                    step_vs_betavae=ratio, median_step_vs_betavae=median)
     if alone_t:
-        # over the beta-VAE steps timed in this process
-        speedup, median = _step_ratio(alone_t, beta_t or fit_t)
+        speedup, median = _step_ratio(alone_t, beta_t or fit_t)   # over the beta-VAE steps here
         out.update(untuned_betavae_step_ms=sig(1000 * min(alone_t), 4), allocator_speedup=speedup,
                    median_allocator_speedup=median)
     return out
 
 # %% ../nbs/10a_bench.ipynb #4944a435
 def train_text(r: dict, params: dict, repeats: int) -> str:
-    "What `disentlit bench train` prints for the result `r` of one framework (given `params`) at its precisions."
+    """What `disentlit bench train` prints for the result `r` of one framework (given `params`) at
+    its precisions."""
     runs = r["runs"]
     given = "" if not params else " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")"
     compiled = " (loss compiled)" if any(v.get("compiled") for v in runs.values()) else ""
-    lines = [f"fit{compiled} vs a plain fp32 PyTorch loop: {r['framework']}{given} (Table A3) on XYSquares, "
-             f"batch {r['batch_size']}, "
-             f"channels-last, {r['torch_threads']} torch threads, best of {repeats}"]
+    lines = [f"fit{compiled} vs a plain fp32 PyTorch loop: {r['framework']}{given} (Table A3) on "
+             f"XYSquares, batch {r['batch_size']}, channels-last, {r['torch_threads']} torch "
+             f"threads, best of {repeats}"]
     lines += [f"  {p}: fit {v['fit_images_per_s']:8.1f} img/s   "
               f"plain fp32 {v['plain_fp32_images_per_s']:8.1f} img/s   "
               f"ratio {v['ratio']:.2f}x"
@@ -381,84 +418,102 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
                  if "step_vs_betavae" in v else "") for p, v in runs.items()]
     lines += [f"  {p}: allocator tuned; a betavae step in a fresh process that leaves it alone: "
               f"{v['untuned_betavae_step_ms']:.1f} ms = {v['allocator_speedup']:.2f}x "
-              f"(median {v['median_allocator_speedup']:.2f}x) the tuned step" for p,
-              v in runs.items() if "allocator_speedup" in v]
-    lines += [f"  {p}: {v['host_syncs_per_step']:g} host syncs per step of fit (each a wait for the device on a GPU)"
+              f"(median {v['median_allocator_speedup']:.2f}x) the tuned step"
+              for p, v in runs.items() if "allocator_speedup" in v]
+    lines += [f"  {p}: {v['host_syncs_per_step']:g} host syncs per step of fit (each a wait for "
+              "the device on a GPU)"
               for p, v in runs.items() if "host_syncs_per_step" in v]
     lines += [f"  {p}: Table A4 at this speed, one run after another: "
               + ", ".join(f"{k} {h:,.0f} h" for k, h in v["projected_hours_table_a4"].items())
-              + f" on {v['device']} (the paper: about 1,040 hours of compute on a cluster)" for p, v in runs.items()]
+              + f" on {v['device']} (the paper: about 1,040 hours of compute on a cluster)"
+              for p, v in runs.items()]
     return "\n".join(lines)
 
-# %% ../nbs/10a_bench.ipynb #c44456a8
-GPU_CEILING_IMAGES_PER_S = 650_000     # Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
+# %% ../nbs/10a_bench.ipynb #218ebce6
+# Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
+GPU_CEILING_IMAGES_PER_S = 650_000
 
-def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident, allocator,
-                progress) -> list[float]:
-    "Step times of `fit_packed` for `k` runs of `framework` (seeds `seed` on), after a warm-up step: each the pack's."
+def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident,
+                allocator, progress) -> list[float]:
+    """Step times of `fit_packed` for `k` runs of `framework` (seeds `seed` on), after a warm-up
+    step: each the pack's."""
     fws = [framework_for(data, framework, seed=seed + i, **(params or {})) for i in range(k)]
-    configs = [RunConfig(steps=steps + 1, batch_size=batch_size, seed=seed + i, precision=precision, resident=resident)
-               for i in range(k)]
-    return fit_packed(fws, data, configs, device=device, progress=progress, allocator=allocator)[0]["step_seconds"][1:]
+    configs = [RunConfig(steps=steps + 1, batch_size=batch_size, seed=seed + i, precision=precision,
+                         resident=resident) for i in range(k)]
+    return fit_packed(fws, data, configs, device=device, progress=progress,
+                      allocator=allocator)[0]["step_seconds"][1:]
 
+# %% ../nbs/10a_bench.ipynb #ef144ae2
 def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
-                 framework: str = "betavae",        # the framework of every run (one that packs: `PACKABLE`)
-                 precision: str = "fp32",           # the runs' precision
-                 steps: int = 6,                    # timed steps per repetition
-                 repeats: int = 3,                  # repetitions, interleaved
-                 batch_size: int = 256,             # observations per step, each run
-                 dataset: str = "xysquares",        # the dataset
-                 seed: int = 0,                     # of the first run's weights and batches
-                 params: dict | None = None,        # the framework's own parameters
-                 allocator: bool = True,            # tune glibc's allocator (as `fit`'s)
-                 device=None,                       # default: cuda when there is one, else cpu
-                 resident: bool | None = None,      # batches drawn on the device (default: on a GPU)
-                 progress: bool = False,            # a progress bar on stderr
+                 # the framework of every run (one that packs: `PACKABLE`)
+                 framework: str = "betavae",
+                 precision: str = "fp32",          # the runs' precision
+                 steps: int = 6,                   # timed steps per repetition
+                 repeats: int = 3,                 # repetitions, interleaved
+                 batch_size: int = 256,            # observations per step, each run
+                 dataset: str = "xysquares",       # the dataset
+                 seed: int = 0,                    # of the first run's weights and batches
+                 params: dict | None = None,       # the framework's own parameters
+                 allocator: bool = True,           # tune glibc's allocator (as `fit`'s)
+                 device=None,                      # default: cuda when there is one, else cpu
+                 resident: bool | None = None,     # batches drawn on the device (default: on a GPU)
+                 progress: bool = False,           # a progress bar on stderr
                  ) -> dict:
-    """Images per second of `fit_packed` at each pack size in `ks`, against the plain loop and `fit` of one model timed
-    interleaved in the same process: `ratio_plain` and `ratio_alone` (K runs one after another) for each, the fastest
-    steps' and the medians'; on CUDA, also the pack's share of `GPU_CEILING_IMAGES_PER_S`."""
+    """Images per second of `fit_packed` at each pack size in `ks`, against the plain loop and `fit`
+    of one model timed interleaved in the same process: `ratio_plain` and `ratio_alone` (K runs
+    one after another) for each, the fastest steps' and the medians'; on CUDA, also the pack's
+    share of `GPU_CEILING_IMAGES_PER_S`."""
     device = resolve_device(device)
     check_setting("batch_size", batch_size)
     resident = device.type == "cuda" if resident is None else resident
     data = get_dataset(dataset)
-    fw = framework_for(data, framework, seed=seed, **(params or {}))      # bad names and values fail before any timing
+    fw = framework_for(data, framework, seed=seed, **(params or {}))  # bad names: before timing
     if framework not in PACKABLE:
-        raise DisentlitError(f"framework {framework!r} cannot train packed; accepted: {', '.join(PACKABLE)}")
+        raise DisentlitError(f"framework {framework!r} cannot train packed; accepted: "
+                             f"{', '.join(PACKABLE)}")
     data.channel_stats()
     tuned = tune_allocator() if allocator else False
     plain_t, alone_t, pack_t = [], [], {k: [] for k in ks}
-    for _ in progress_bar(range(repeats), desc=f"bench packs {framework} {precision}", unit="repeat",
-                          disable=not progress):
-        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)      # interleaved: a busy spell
-        alone_t += _fit_steps(data, framework, steps, batch_size, seed, precision, False, params, device, resident,
-                              allocator=allocator)[0]                                   # hits every one of them
-        for k in ks: pack_t[k] += _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device,
-                                              resident, allocator, progress)
+    for _ in progress_bar(range(repeats), desc=f"bench packs {framework} {precision}",
+                          unit="repeat", disable=not progress):
+        # interleaved: a busy spell hits every one of them
+        plain_t += plain_loop(data, steps, batch_size, seed=seed, device=device)
+        alone_t += _fit_steps(data, framework, steps, batch_size, seed, precision, False, params,
+                              device, resident, allocator=allocator)[0]
+        for k in ks: pack_t[k] += _pack_steps(data, framework, k, steps, batch_size, seed,
+                                              precision, params, device, resident, allocator,
+                                              progress)
     per_step = batch_size * (2 if fw.pairs else 1)
     best, med = (lambda ts, n: n / min(ts)), (lambda ts, n: n / float(np.median(ts)))
     plain, alone = best(plain_t, batch_size), best(alone_t, per_step)
     rows = [dict(K=k, images_per_s=round(best(ts, k * per_step), 1), step_ms=sig(1000 * min(ts), 4),
-                 ratio_plain=round(best(ts, k * per_step) / plain, 3), ratio_alone=round(best(ts, k * per_step) / alone, 3),
+                 ratio_plain=round(best(ts, k * per_step) / plain, 3),
+                 ratio_alone=round(best(ts, k * per_step) / alone, 3),
                  median_ratio_plain=round(med(ts, k * per_step) / med(plain_t, batch_size), 3),
                  median_ratio_alone=round(med(ts, k * per_step) / med(alone_t, per_step), 3),
                  **dict(share_of_ceiling=sig(best(ts, k * per_step) / GPU_CEILING_IMAGES_PER_S))
                  if device.type == "cuda" else {}) for k, ts in pack_t.items()]
     return dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
                 images_per_step=per_step, precision=precision, steps=steps, repeats=repeats,
-                torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device), resident=resident,
-                engine=default_engine(device), plain_fp32_images_per_s=round(plain, 1),
-                fit_images_per_s=round(alone, 1), packs=rows)
+                torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),
+                resident=resident, engine=default_engine(device),
+                plain_fp32_images_per_s=round(plain, 1), fit_images_per_s=round(alone, 1),
+                packs=rows)
 
+# %% ../nbs/10a_bench.ipynb #9c41f149
 def packed_text(r: dict) -> str:
-    "What `disentlit bench train --pack` prints for the result `r` of `bench_packed` at one precision."
-    share = lambda row: (f"   {100 * row['share_of_ceiling']:.1f}% of ~{GPU_CEILING_IMAGES_PER_S:,} img/s"
+    """What `disentlit bench train --pack` prints for the result `r` of `bench_packed` at one
+    precision."""
+    share = lambda row: (f"   {100 * row['share_of_ceiling']:.1f}% of "
+                         f"~{GPU_CEILING_IMAGES_PER_S:,} img/s"
                          if "share_of_ceiling" in row else "")
     return "\n".join(
-        [f"fit_packed ({r['engine']}) vs the plain loop and fit alone: {r['framework']} (Table A3) on XYSquares, "
-         f"batch {r['batch_size']} a run, {r['precision']}, {r['device']}, {r['torch_threads']} torch threads, "
-         f"best of {r['repeats']} x {r['steps']} steps",
-         f"  one model: plain fp32 loop {r['plain_fp32_images_per_s']:.1f} img/s, fit {r['fit_images_per_s']:.1f} img/s"]
-        + [f"  K={row['K']}: {row['images_per_s']:10.1f} img/s   ratio {row['ratio_plain']:.2f}x the plain loop, "
-           f"{row['ratio_alone']:.2f}x fit alone (medians {row['median_ratio_plain']:.2f}x, "
-           f"{row['median_ratio_alone']:.2f}x){share(row)}" for row in r["packs"]])
+        [f"fit_packed ({r['engine']}) vs the plain loop and fit alone: {r['framework']} (Table A3) "
+         f"on XYSquares, batch {r['batch_size']} a run, {r['precision']}, {r['device']}, "
+         f"{r['torch_threads']} torch threads, best of {r['repeats']} x {r['steps']} steps",
+         f"  one model: plain fp32 loop {r['plain_fp32_images_per_s']:.1f} img/s, fit "
+         f"{r['fit_images_per_s']:.1f} img/s"]
+        + [f"  K={row['K']}: {row['images_per_s']:10.1f} img/s   ratio {row['ratio_plain']:.2f}x "
+           f"the plain loop, {row['ratio_alone']:.2f}x fit alone "
+           f"(medians {row['median_ratio_plain']:.2f}x, {row['median_ratio_alone']:.2f}x)"
+           f"{share(row)}" for row in r["packs"]])
