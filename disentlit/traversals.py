@@ -116,7 +116,7 @@ def plot_tiles(images: np.ndarray, # (R, C, H, W, ch), values in [0, 1]
     ax.imshow(pic[..., 0] if ch == 1 else pic, cmap="gray", vmin=0, vmax=1)
     ax.set_yticks([r * (H + gap) + (H - 1) / 2 for r in range(R)], list(row_labels), fontsize=fontsize)
     ax.set_xticks([] if col_labels is None else [c * (W + gap) + (W - 1) / 2 for c in range(C)],
-                  [] if col_labels is None else list(col_labels), fontsize=fontsize)
+                  list(col_labels or []), fontsize=fontsize)
     ax.tick_params(length=0)
     for spine in ax.spines.values(): spine.set_visible(False)
     return fig, ax
