@@ -214,31 +214,40 @@ def _earlier_job(folder: Path, cluster: str, run_id: str):
     job = dict(slurm=submitit.SlurmJob, local=submitit.LocalJob)[cluster](folder, held["job"])
     return job if job.paths.result_pickle.exists() or not _ended(job) else None
 
-def _take(db: ResultsDB, run_id: str, job):
-    """Record how `job` ended for run `run_id`: done, failed (a passing cause: for --resume), or, for a job that left
-    no result, pending again; then its note goes, its outcome being the database's."""
+def _take(db: ResultsDB, run_id: str, job, earlier: bool = False) -> str:
+    """Record how `job` ended for run `run_id` and say how: 'done', 'failed' (a passing cause: for --resume), or 'lost'
+    (no result: the run is pending again), where an `earlier` submitter's job that left no result is 'again': the run
+    stays claimed, for a new job; then the note goes, its outcome being the database's, or the new job's."""
     kind, what = _job_outcome(job)
     if kind == "done": _record_remote(db, run_id, what)
     elif kind == "failed": db.fail(run_id, what)
+    elif earlier:
+        kind = "again"; warnings.warn(f"run {run_id}: an earlier submitter's {what}; it is submitted again")
     else:
         db.release(run_id)
         warnings.warn(f"run {run_id}: {what}; it is pending again (--resume goes on from its checkpoint)")
     with contextlib.suppress(OSError): _job_file(job.paths.folder, run_id).unlink()
+    return kind
 
 # %% ../nbs/08ba_engines.ipynb #6d734b22
-def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, lease: float, bar,
-                   poll: float) -> int:
-    "Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time (`submit(ids) -> {id: job}`)."
-    waiting, in_flight, n = list(claimed), {}, 0
+def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, lease: float, bar, poll: float,
+                   earlier: Callable = lambda run_id: None) -> int:
+    """Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time: an earlier submitter's job for a run
+    when `earlier(run_id)` gives one, else a new job (`submit(ids) -> {id: job}`), as for a run whose earlier job
+    ended without a result."""
+    waiting, in_flight, adopted, n = list(claimed), {}, set(), 0
     try:
         with heartbeat(db.path, lambda: list(claimed.copy()), lease):      # the submitter renews their leases
             while waiting or in_flight:
                 if wave := waiting[:max(0, slots - len(in_flight))]:
                     waiting = waiting[len(wave):]
-                    in_flight.update(submit(wave))
+                    taken = {r: job for r in wave if (job := earlier(r)) is not None}
+                    in_flight.update(taken); adopted |= set(taken)
+                    if new := [r for r in wave if r not in taken]: in_flight.update(submit(new))
                 for run_id in [r for r, job in in_flight.items() if _ended(job)]:
-                    _take(db, run_id, in_flight.pop(run_id)); del claimed[run_id]
-                    n += 1; bar.update(1)
+                    if _take(db, run_id, in_flight.pop(run_id), earlier=run_id in adopted) == "again":
+                        adopted.discard(run_id); waiting.append(run_id); continue
+                    del claimed[run_id]; n += 1; bar.update(1)
                 if in_flight: time.sleep(poll)
     except BaseException:
         for job in in_flight.values(): _cancel(job)
@@ -282,22 +291,20 @@ def submitit_engine(db: ResultsDB,                        # the results database
     while (c := db.claim(sweep=sweep)) is not None: claimed[c[0]] = c[1]
 
     def submit(ids: list[str]) -> dict:
-        "Jobs for runs `ids`: an earlier submitter's that can still give the result, else new ones, as one array."
-        jobs = {r: job for r in ids if (job := _earlier_job(folder, cluster, r)) is not None}
-        if new := [r for r in ids if r not in jobs]:
-            with executor.batch():
-                fresh = [executor.submit(_remote_run, run_fn, claimed[r].to_dict(), str(Path(out_root) / r), cpus, False)
-                         for r in new]
-            for r, job in zip(new, fresh):
-                write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id)); jobs[r] = job
-        return jobs
+        "New jobs for runs `ids`, as one array, each noted."
+        with executor.batch():
+            jobs = [executor.submit(_remote_run, run_fn, claimed[r].to_dict(), str(Path(out_root) / r), cpus, False)
+                    for r in ids]
+        for r, job in zip(ids, jobs): write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id))
+        return dict(zip(ids, jobs))
 
     slots = len(claimed) if cluster == "slurm" else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus))
     bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress, unit="run")
     try:
         with _interruptible_children() if cluster == "local" else contextlib.nullcontext():
             return _submitit_runs(db, claimed, submit, max(1, slots), lease_seconds(lease), bar,
-                                  poll=0.2 if cluster == "local" else 5.0)
+                                  poll=0.2 if cluster == "local" else 5.0,
+                                  earlier=lambda run_id: _earlier_job(folder, cluster, run_id))
     finally: bar.close()
 
 register_engine("submitit", submitit_engine, ("cluster", "partition", "time", "gpus", "cpus", "mem", "array_parallelism"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from disentlit.core import folder_kind
+from disentlit.core import folder_kind, owned_dir, write_json
 from disentlit.specs import expand_spec
 from disentlit.store import ResultsDB
 from disentlit.sweeps import run_sweep
@@ -162,6 +162,29 @@ def test_a_stopped_submitter_cancels_its_jobs_and_resume_runs_them(tmp_path, mon
                      cluster="local") == dict(pending=0, running=0, done=2, failed=0)
     assert _markers(out, "finished") == {r["id"]: 1 for r in ResultsDB(db).runs()}
     assert set(_markers(out, "started").values()) == {2}                               # cancelled once, run once
+
+
+@needs_submitit
+@needs_linux
+def test_a_resume_at_once_gives_a_still_ending_job_s_run_a_new_job(tmp_path, monkeypatch):
+    """--resume typed right after a stop can find a cancelled job still ending: it ends without a result, and its run
+    gets a new job in the same pass, not pending for another --resume (CI found this: the stopped-submitter test
+    ended with two runs pending). Each run's earlier job here is a process ending in a second (no submitit job:
+    what a cancelled job's controller is to a new submitter), each noted as the earlier submitter notes its jobs."""
+    db, out = tmp_path / "s.sqlite", tmp_path / "runs"
+    jobs = owned_dir(owned_dir(owned_dir(out, "runs folder") / ".submitit", "submitit folder") / "jobs",
+                     "job notes folder")
+    ending = {c.run_id: subprocess.Popen(["sleep", "1"]) for c in expand_spec(SPEC)[1]}
+    for run_id, proc in ending.items(): write_json(jobs / f"{run_id}.json", dict(cluster="local", job=str(proc.pid)))
+
+    monkeypatch.setenv("PYTHONPATH", str(HERE)); monkeypatch.setenv("SLOW_RUN_SECONDS", "0.1")
+    with pytest.warns(UserWarning, match="an earlier submitter's job .* ended without a result; it is submitted again"):
+        assert run_sweep(SPEC, db, resume=True, engine="submitit", run_fn=slow_run, out_root=out, progress=False,
+                         cluster="local") == dict(pending=0, running=0, done=2, failed=0)
+    assert all(proc.poll() is not None for proc in ending.values())                # each waited for, to its end
+    assert _markers(out, "started") == {run_id: 1 for run_id in ending}               # then run once, in a new job
+    assert _markers(out, "finished") == {run_id: 1 for run_id in ending}
+    assert list(jobs.glob("*.json")) == []                                            # every outcome recorded
 
 
 # one real run, with a checkpoint every 5 steps: a kill "in training" (10 lines logged, no result yet) leaves a checkpoint;
