@@ -16,6 +16,7 @@ import secrets
 import signal
 import stat
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -24,13 +25,13 @@ from tqdm.asyncio import tqdm as _log_tqdm
 
 # %% auto #0
 __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'OWNER_FILE', 'PROGRESS_SECONDS', 'PRECISIONS',
-           'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'MAX_READ_BYTES', 'DisentlitError', 'DatasetNotFound',
-           'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting', 'lease_seconds',
-           'data_dir', 'os_problem', 'passing', 'writing', 'temp_name', 'atomic_path', 'atomic_write', 'remove_orphans',
-           'folder_kind', 'refused_dir', 'owned_dir', 'Terminated', 'sigterm_as_interrupt', 'human_bytes',
-           'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive', 'check_precision',
-           'small_text', 'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure', 'read_file',
-           'parse_json', 'read_log', 'read_curve', 'text_table']
+           'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'FIGURE_TEXT_KEY', 'MAX_READ_BYTES', 'DisentlitError',
+           'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting',
+           'lease_seconds', 'data_dir', 'os_problem', 'passing', 'writing', 'temp_name', 'atomic_path', 'atomic_write',
+           'remove_orphans', 'folder_kind', 'refused_dir', 'owned_dir', 'Terminated', 'sigterm_as_interrupt',
+           'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive',
+           'check_precision', 'small_text', 'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure',
+           'read_file', 'parse_json', 'read_log', 'read_curve', 'text_table']
 
 # %% ../nbs/00_core.ipynb #28acb457
 class DisentlitError(ValueError):
@@ -515,10 +516,15 @@ def write_csv(path: Path, rows: list[dict]):
     atomic_write(path, write, "table")
 
 # %% ../nbs/00_core.ipynb #6c641bc7
+FIGURE_TEXT_KEY = "disentlit-small-text"  # a PNG's text chunk: what `small_text` found as it was saved
+
 def save_figure(fig, path: Path, dpi: int, **kwargs):
-    "Save a matplotlib figure to `path` atomically and close it (whatever happens)."
+    """Save a matplotlib figure to `path` atomically and close it (whatever happens); a PNG keeps what
+    `small_text` found (`FIGURE_TEXT_KEY`), and small text is saved with a warning that names it."""
     import matplotlib.pyplot as plt
-    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **kwargs),
+    if small := small_text(fig): warnings.warn(f"{path.name}: text too small to read: {small}")
+    meta = {"metadata": {FIGURE_TEXT_KEY: json.dumps(small)}} if path.suffix == ".png" else {}
+    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **meta, **kwargs),
                       "figure")
     finally: plt.close(fig)
 

@@ -3,8 +3,8 @@ tools/docs_check.py, and (where Chromium is installed) clean in a real browser.
 
 Each rule of docs_check is also shown to fail: a copy of the built site gets one defect of each class planted in
 it (the defects issue 17 found: links to nbdev's pages that do not exist, contents entries cut at the code in a
-heading, API entries reading "Call self as a function.", a GIF shown as its size in bytes, figures shrunk until
-their text is 3 px tall, code in the search index, a command-line page without usages; and an API entry shown
+heading, API entries reading "Call self as a function.", a GIF shown as its size in bytes, figures with 4 pt text or
+no measure of it, code in the search index, a command-line page without usages; and an API entry shown
 twice), and the check must name it.
 """
 import base64
@@ -56,20 +56,23 @@ def problems(site, *pages, rule=None, **kw):
     return [p for p in found if rule is None or p.startswith(rule + ":")]
 
 
-def figure_png(fontsize: float, width_in: float, dpi: int = 100) -> bytes:
-    "A matplotlib figure with all its text at `fontsize` points, as PNG bytes."
+def figure_png(tmp: Path, fontsize: float, measured: bool = True) -> bytes:
+    """A page-wide matplotlib figure with all its text at `fontsize` points, as PNG bytes: saved by `save_figure`
+    (its text measured, a warning for small text) or, not `measured`, by matplotlib alone."""
+    import warnings
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(width_in, width_in * 0.45), dpi=dpi)
-    ax.plot([0, 1, 2, 3], [1, 3, 2, 4], label="box_blur loss"); ax.plot([0, 1, 2, 3], [2, 1, 3, 2], label="mse loss")
-    ax.set_xlabel("training step", fontsize=fontsize); ax.set_ylabel("MIG score", fontsize=fontsize)
-    ax.set_title("Score by loss, every run a point", fontsize=fontsize); ax.legend(fontsize=fontsize)
-    ax.tick_params(labelsize=fontsize)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    from disentlit.core import save_figure
+    fig, ax = plt.subplots(figsize=(6.4, 2.9))
+    ax.plot([0, 1, 2, 3], [1, 3, 2, 4], label="box_blur loss"); ax.set_xlabel("training step", fontsize=fontsize)
+    ax.set_title("Score by loss, every run a point", fontsize=fontsize); ax.tick_params(labelsize=fontsize)
+    path = tmp / f"figure_{fontsize}_{measured}.png"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if measured: save_figure(fig, path, dpi=100)
+        else: fig.savefig(path, dpi=100); plt.close(fig)
+    return path.read_bytes()
 
 
 # ---- the real site -------------------------------------------------------------------------------------------------
@@ -263,21 +266,17 @@ def test_images_rule_flags_missing_images_sizes_and_widgets_without_snapshots(se
     assert any("has no snapshot image" in p for p in found), found
 
 
-def test_figure_text_estimate_follows_the_font_size():
-    from docs_check import smallest_text_px
-    for fontsize, dpi in ((6, 100), (9, 100), (12, 100), (8, 150)):
-        px = smallest_text_px(figure_png(fontsize, 6.4, dpi))
-        true = fontsize * dpi / 72
-        assert 0.7 * true <= px <= 1.15 * true, (fontsize, dpi, px, true)
-
-
-def test_figures_rule_flags_text_too_small_at_the_page_width(seeded):
-    tiny = base64.b64encode(figure_png(8, 13.0)).decode()            # 1300 px wide: shown at half size, 5-6 px text
-    fine = base64.b64encode(figure_png(10, 6.4)).decode()            # the page's width: 14 px text
-    seeded.edit("04_losses", lambda h: h.replace("</article>", f'<img src="data:image/png;base64,{tiny}"><img src="data:image/png;base64,{fine}"></article>', 1))
+def test_figures_rule_flags_small_text_and_figures_drawn_without_the_check(seeded, tmp_path):
+    "Each figure carries the verdict its drawing wrote: small text is flagged, and so is a picture with no verdict."
+    imgs = "".join(f'<img src="data:image/png;base64,{base64.b64encode(figure_png(tmp_path, pt, m)).decode()}">'
+                   for pt, m in ((4, True), (10, True), (10, False)))
+    seeded.edit("04_losses", lambda h: h.replace("</article>", imgs + "</article>", 1))
     found = problems(seeded.path, "04_losses", rule="figures")
-    n = len(re.findall(r"<img", (seeded.path / "04_losses.html").read_text())) - 2    # the index of the tiny one
-    assert len(found) == 1 and found[0].startswith(f"figures: 04_losses: figure {n} has text"), found
+    n = len(re.findall(r"<img", (seeded.path / "04_losses.html").read_text())) - 3    # the index of the first
+    assert len(found) == 2 and "['training step', 4.0]" in found[0], found
+    assert found[0].startswith(f"figures: 04_losses: figure {n} has text too small to read at the page's width"), found
+    assert found[1] == (f"figures: 04_losses: figure {n + 2} was drawn without the text check: execute its notebook "
+                        "with tools/run_notebook.py, or save it with disentlit.core.save_figure"), found
 
 
 def test_search_rule_flags_code_in_excerpts(seeded):
@@ -413,18 +412,16 @@ def test_the_readers_walk_flags_a_dead_sidebar_entry_and_a_search_that_fails_as_
     assert not any(p.startswith("browser (served): searching") for p in found), found
 
 
-def test_the_sidebar_groups_every_notebook_once_the_same_way_for_mkdocs_and_quarto():
-    "nbs/sidebar.yml (Quarto, custom_sidebar) and tools/docs.py's `grouped` (mkdocs): the same sections, every page once."
+def test_the_sidebar_lists_every_notebook_once_for_mkdocs_and_quarto():
+    "nbs/sidebar.yml (Quarto's custom_sidebar) lists every notebook once; tools/docs.py's mkdocs nav is made from it."
     import yaml
     import docs
-    quarto = {s["section"]: [Path(p).stem for p in s["contents"]]
-              for s in yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]}
+    sections = yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]
     stems = sorted(p.stem for p in (ROOT / "nbs").glob("*.ipynb"))
-    assert sorted(s for pages in quarto.values() for s in pages) == stems
-    mk = {name: [next(iter(e.values())).removesuffix(".ipynb") for e in entries]
-          for g in docs.grouped([(s, {s: f"{s}.ipynb"}) for s in stems]) for name, entries in g.items()}
-    assert {k: sorted(v) for k, v in mk.items()} == {k: sorted(v) for k, v in quarto.items()}
-    assert list(mk) == ["The story", "The toolkit", "Operations"] and mk["The story"][0] == "index"
+    assert sorted(Path(p).stem for s in sections for p in s["contents"]) == stems
+    mk = docs.grouped([(s, {s: f"{s}.ipynb"}) for s in stems])
+    assert [list(g) for g in mk] == [["The story"], ["The toolkit"], ["Operations"]]
+    assert next(iter(mk[0].values()))[0] == {"index": "index.ipynb"}
 
 
 def test_source_links_come_from_the_repository_setting_and_none_without_one(monkeypatch):
@@ -461,14 +458,3 @@ def test_images_rule_flags_an_image_without_alt_text(seeded):
     seeded.edit("04_losses", lambda h: re.sub(r'(<img[^>]*?) alt="[^"]*"', r'\1 alt=""', h, count=1))
     found = problems(seeded.path, "04_losses", rule="images")
     assert any("has no alt text" in p for p in found), found
-
-
-def test_figure_rule_reads_a_retina_picture_at_its_css_size():
-    "A 2x PNG shown at its CSS width (`<img width=...>`) is measured as the reader sees it: small text still flagged."
-    import docs_check
-    from PIL import Image
-    for pt, flagged in ((4, True), (10, False)):
-        png = figure_png(pt, 6.4, dpi=200)
-        with Image.open(io.BytesIO(png)) as im: natural = im.size[0]
-        css = natural // 2
-        assert (docs_check.figure_problem("p", 0, png, natural, css, css) is not None) == flagged, pt

@@ -232,12 +232,14 @@ def test_the_demo_quotes_the_reproductions_medians():
 
 def test_run_notebook_saves_the_figures_a_notebook_names_and_refuses_when_none(tmp_path):
     """`tools/run_notebook.py --figures DIR` writes each `#| label: fig-NAME` cell's PNG, the bytes the notebook shows,
-    to DIR/NAME.png; an unlabelled figure is not saved, and a notebook with no labelled figure is an error."""
+    to DIR/NAME.png; an unlabelled figure is not saved, and a notebook with no labelled figure is an error. Every
+    figure's PNG keeps what `small_text` found in it (the site's figures rule reads that)."""
     import base64
     from execnb.nbio import new_nb, mk_cell, read_nb, write_nb
     draw = "import matplotlib.pyplot as plt\nplt.plot([0, {}]); plt.show()"
     nb = new_nb([mk_cell("#| label: fig-rising\n#| fig-cap: 'up'\n" + draw.format(1)),
-                 mk_cell(draw.format(2)), mk_cell("print('no figure')")])
+                 mk_cell(draw.format(2).replace("; plt.show", "; plt.xlabel('tiny', fontsize=4); plt.show")),
+                 mk_cell("print('no figure')")])
     write_nb(nb, tmp_path / "a.ipynb")
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebook.py"), str(tmp_path / "a.ipynb"),
                           "--figures", "figs"], capture_output=True, text=True, cwd=tmp_path)
@@ -246,6 +248,12 @@ def test_run_notebook_saves_the_figures_a_notebook_names_and_refuses_when_none(t
     shown = read_nb(tmp_path / "a.ipynb").cells[0].outputs
     png = [o["data"]["image/png"] for o in shown if "image/png" in o.get("data", {})]
     assert len(png) == 1 and (tmp_path / "figs" / "rising.png").read_bytes() == base64.b64decode("".join(png[0]))
+    sys.path.insert(0, str(ROOT / "tools"))
+    from docs_check import figure_verdict                      # each figure measured as it was drawn: the site reads it
+    assert figure_verdict((tmp_path / "figs" / "rising.png").read_bytes()) == []
+    small = [o["data"]["image/png"] for o in read_nb(tmp_path / "a.ipynb").cells[1].outputs
+             if "image/png" in o.get("data", {})]
+    assert figure_verdict(base64.b64decode("".join(small[0]))) == [["tiny", 4.0]]
     write_nb(new_nb([mk_cell(draw.format(3))]), tmp_path / "b.ipynb")
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebook.py"), str(tmp_path / "b.ipynb"),
                           "--figures", str(tmp_path / "none")], capture_output=True, text=True)

@@ -501,19 +501,15 @@ def plain(markdown: str) -> str:
     return markdown.replace("`", "")
 
 
-SECTIONS = {"The story": ["index", "02_distances", "04_losses", "09_reproduction", "09b_controls", "12_predict", "13_other_papers"],
-            "Operations": ["install", "coming_from", "10a_bench", "10b_bench_metrics", "11_cli", "11b_cli_sweeps"]}
-TOOLKIT = "The toolkit"                   # every other notebook, in notebook order
-
-
 def grouped(pages: list[tuple[str, dict]]) -> list[dict]:
-    "The sidebar: the story, the toolkit, operations; `pages` are (notebook stem, {title: file}) in notebook order."
+    """The sidebar: nbs/sidebar.yml's sections (Quarto's, the one list of them) with mkdocs' entries, `pages` being
+    (notebook stem, {title: file}). A notebook it does not list is left out of mkdocs' nav, which fails the strict
+    build (mkdocs.yml: `omitted_files`)."""
+    import yaml
     by_stem = dict(pages)
-    named = {s for stems in SECTIONS.values() for s in stems}
-    sections = {"The story": [by_stem[s] for s in SECTIONS["The story"] if s in by_stem],
-                TOOLKIT: [entry for stem, entry in pages if stem not in named],
-                "Operations": [by_stem[s] for s in SECTIONS["Operations"] if s in by_stem]}
-    return [{name: entries} for name, entries in sections.items() if entries]
+    sections = yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]
+    return [{s["section"]: [by_stem[Path(p).stem] for p in s["contents"] if Path(p).stem in by_stem]}
+            for s in sections]
 
 
 def build(proc: bool = True) -> Path:

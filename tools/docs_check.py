@@ -23,26 +23,21 @@ Rules on the files (`static_check`, also what CI runs without Chromium):
   the sentence before its cell; never nbconvert's placeholder); no output shows an image as its size only
   (`<Figure size 640x480 with 1 Axes>`, `<IPython.core.display.Image object>`, a widget's repr, a PIL repr, the byte
   count of an image file); every live widget the site cannot show is followed by a snapshot image;
-- figures: the text in every figure is readable at the page's width (method below);
+- figures: every figure was measured as it was drawn, and its text is readable at the page's width (below);
 - search: the search index holds no code-cell furniture ("In [ ]:", "Copied!"), no test code (`test_eq(`, `assert`),
   no raw TeX (`$\\beta$`: a search result shows the index's text, which MathJax never typesets) and no titles ending
   in a pilcrow;
 - cli: the command line's page shows, for every subcommand of the parser, its usage (`usage: disentlit NAME`) and an
   example command line.
 
-Figure text size, without the figure's source: the text lines of a picture are found from its glyphs (dark grey
-connected components, 2 to 60 px tall, with a light ring around them, an i's dot joined to its stem, grouped into
-lines of at least 3 glyphs); a line's font size is its tall glyphs' height (the 90th percentile of its glyphs')
-/ 0.73, the height of a digit, capital or ascender in DejaVu Sans (matplotlib's font) being 0.73 em. A line of only
-short lowercase letters ("recon") reads about 25 % small, so the estimate errs towards flagging. The figure is shown
-at min(its width, the page's content width: 648 px at a 1280 px window) or, in the browser, at its rendered width;
-its smallest line's size on screen, estimate x shown / natural width, must be at least MIN_TEXT_PX = 8 CSS px (the
-defects of issue 17 measured 2.8 to 6.8 px; matplotlib's 7 pt at 100 dpi is 9.7 px).
+Figure text is measured where a figure is drawn, on its text objects (`disentlit.core.small_text`: nothing under 7
+pt once it is shown 6.4 inches wide, the page's column): `save_figure` and tools/run_notebook.py, which saves the
+notebooks' outputs, write the verdict into the PNG (`FIGURE_TEXT_KEY`), and the figures rule reads it back. A figure
+drawn any other way has no verdict, and that is a problem too.
 
 In the browser (`browser_check`), each page reached as a reader reaches it (from the landing page, every sidebar entry
 clicked in turn from the page the last one opened: each must open its page): every page answers 200 without console errors, MathJax typesets, every image loads
-(and the reproduction shows at least its 5 figures), every internal link answers 200, the figure rule at the rendered
-widths, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
+(and the reproduction shows at least its 5 figures), every internal link answers 200, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
 and again at a 390 px phone's): no code, printed output, API table, table, equation or image reaches past the content
 column or hides part of itself behind a sideways scroll bar, and no page scrolls sideways; a screenshot of every page
 (its top and, unless --first-screen, the whole page at 1280 px, its top at 390 px) goes to --out. Then a search for "box blur"
@@ -67,10 +62,9 @@ from urllib.parse import unquote, urljoin, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from disentlit.core import FIGURE_TEXT_KEY  # noqa: E402  the PNG chunk holding a figure's measured text
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--disable-component-update", "--disable-sync", "--disable-quic"]
-CONTENT_WIDTH = 648          # px available to an output image in the page's content column at a 1280 px window
-MIN_TEXT_PX = 8.0            # the smallest readable text in a figure, in CSS pixels on screen
 FAKE = "http://site.invalid/"  # the site's root when links are resolved without a server
 
 SIZE_ONLY = [re.compile(p) for p in (
@@ -335,117 +329,27 @@ def check_images(site: Path, docs: dict) -> list[str]:
 
 # ---- text size in figures ------------------------------------------------------------------------------------------
 
-def text_lines(png: bytes) -> list[tuple[float, int, tuple]]:
-    """Text lines of a picture: (font size estimate in the picture's pixels, glyphs, box (top, bottom, left, right)).
-    Glyphs are dark grey connected components (8-connected) with a light ring around their box, 2 to 60 px tall and not
-    solid blocks; glyphs whose heights overlap by half and that are less than 1.6 heights apart make a line."""
-    import numpy as np
+def figure_verdict(png: bytes) -> list | None:
+    """What `small_text` found in a figure as it was drawn (the PNG's `FIGURE_TEXT_KEY` chunk: `save_figure` and
+    tools/run_notebook.py write it), None for a picture drawn without the check; [] for one that is not a PNG."""
     from PIL import Image
-    from scipy import ndimage
-    im = Image.open(io.BytesIO(png))
-    im.seek(0)
-    im = im.convert("RGBA")
-    im = Image.alpha_composite(Image.new("RGBA", im.size, (255, 255, 255, 255)), im).convert("RGB")
-    a = np.asarray(im).astype(np.int16)
-    grey, sat = a.mean(2), a.max(2) - a.min(2)
-    ink, light = (grey < 150) & (sat < 48), grey > 215
-    lab, n = ndimage.label(ink, structure=np.ones((3, 3)))
-    H, W = ink.shape
-    glyphs = []
-    for i, (sl, area) in enumerate(zip(ndimage.find_objects(lab), ndimage.sum(ink, lab, index=np.arange(1, n + 1)))):
-        y0, y1, x0, x1 = sl[0].start, sl[0].stop, sl[1].start, sl[1].stop
-        h, w = y1 - y0, x1 - x0
-        if h < 2 or h > 60 or w > 15 * h: continue
-        if y0 == 0 or x0 == 0 or y1 == H or x1 == W: continue                   # cut by the picture's edge
-        if w >= 3 and h >= 3 and area / (h * w) > 0.85: continue                 # a solid block, not a glyph
-        Y0, Y1, X0, X1 = max(y0 - 2, 0), min(y1 + 2, H), max(x0 - 2, 0), min(x1 + 2, W)
-        ring = light[Y0:Y1, X0:X1].sum() + (lab[Y0:Y1, X0:X1] == i + 1).sum()
-        if ring < 0.6 * (Y1 - Y0) * (X1 - X0): continue                          # inside a picture, not on paper
-        glyphs.append((y0, y1, x0, x1))
-    glyphs = _join_dots(glyphs)
-    glyphs.sort(key=lambda g: g[2])
-    parent = list(range(len(glyphs)))
-    def find(i):
-        while parent[i] != i: parent[i] = parent[parent[i]]; i = parent[i]
-        return i
-    for i, g in enumerate(glyphs):
-        for j in range(i + 1, len(glyphs)):
-            o = glyphs[j]
-            if o[2] - g[3] > 1.6 * max(g[1] - g[0], o[1] - o[0]): break
-            if min(g[1], o[1]) - max(g[0], o[0]) >= 0.5 * min(g[1] - g[0], o[1] - o[0]): parent[find(j)] = find(i)
-    lines = {}
-    for i, g in enumerate(glyphs): lines.setdefault(find(i), []).append(g)
-    out = []
-    for gs in lines.values():
-        if len(gs) < 3: continue
-        box = (min(g[0] for g in gs), max(g[1] for g in gs), min(g[2] for g in gs), max(g[3] for g in gs))
-        if box[3] - box[2] < 1.5 * (box[1] - box[0]): continue
-        out.append((float(np.percentile([g[1] - g[0] for g in gs], 90)) / 0.73, len(gs), box))
-    return out
+    if not png.startswith(b"\x89PNG"): return []                 # a GIF (the traversal animation), an SVG
+    with Image.open(io.BytesIO(png)) as im: found = getattr(im, "text", {}).get(FIGURE_TEXT_KEY)
+    return None if found is None else json.loads(found)
 
 
-def _join_dots(glyphs: list) -> list:
-    "The dot of an i or j (a small component just above a taller one, over it) joined to its stem: one glyph."
-    glyphs, out, used = sorted(glyphs, key=lambda g: g[2]), [], set()
-    for a, g in enumerate(glyphs):
-        if a in used: continue
-        for b in range(a + 1, len(glyphs)):
-            o = glyphs[b]
-            if o[2] > g[3]: break
-            if b in used: continue
-            small, big = (g, o) if g[1] - g[0] < o[1] - o[0] else (o, g)
-            hb = big[1] - big[0]
-            over = min(small[3], big[3]) - max(small[2], big[2])
-            if (small[1] - small[0] <= 0.4 * hb and over >= 0.5 * (small[3] - small[2]) and small[1] <= big[0]
-                    and big[0] - small[1] <= 0.4 * hb):
-                g = (small[0], big[1], min(g[2], o[2]), max(g[3], o[3])); used.add(b)
-                break
-        out.append(g)
-    return out
+def figure_problem(name: str, k: int, png: bytes) -> str | None:
+    if (found := figure_verdict(png)) is None:
+        return (f"figures: {name}: figure {k} was drawn without the text check: execute its notebook with "
+                f"tools/run_notebook.py, or save it with disentlit.core.save_figure")
+    if found: return f"figures: {name}: figure {k} has text too small to read at the page's width: {found[:4]}"
+    return None
 
 
-def smallest_text_px(png: bytes) -> float | None:
-    "The estimated font size, in the picture's pixels, of its smallest line of text (None without text)."
-    lines = text_lines(png)
-    return min(l[0] for l in lines) if lines else None
-
-
-def _at_css_size(png: bytes, natural: int, css: int | None) -> tuple[bytes, int]:
-    """A high-density picture (a retina PNG whose <img> gives its size in CSS pixels, about half its own) scaled to that
-    size, as a browser shows it: glyphs are then measured at the size they are read at."""
-    if not css or natural < 1.5 * css: return png, natural
-    from PIL import Image
-    with Image.open(io.BytesIO(png)) as im:
-        small = im.convert("RGB").resize((css, max(1, round(im.size[1] * css / im.size[0]))), Image.LANCZOS)
-    buf = io.BytesIO()
-    small.save(buf, format="PNG")
-    return buf.getvalue(), css
-
-
-def figure_problem(name: str, k: int, png: bytes, natural: int, shown: float, css: int | None = None) -> str | None:
-    png, natural = _at_css_size(png, natural, css)
-    px = smallest_text_px(png)
-    if px is None or natural <= 0: return None
-    on_screen = px * shown / natural
-    if on_screen >= MIN_TEXT_PX: return None
-    return (f"figures: {name}: figure {k} has text ~{on_screen:.1f} px tall on screen (font ~{px:.1f} px in a {natural} px "
-            f"wide picture shown {shown:.0f} px wide); at least {MIN_TEXT_PX:g} px is readable")
-
-
-def check_figures(site: Path, docs: dict, width: int = CONTENT_WIDTH) -> list[str]:
-    from PIL import Image
-    problems = []
-    for name, (_, page) in docs.items():
-        for k, img in enumerate(_content(page).find_all("img")):
-            data = _image_bytes(site, name, (img.get("src") or "").strip())
-            if not data: continue
-            try:
-                with Image.open(io.BytesIO(data)) as im: natural = im.size[0]
-            except Exception: continue
-            css = int(img["width"]) if str(img.get("width", "")).isdigit() else None
-            shown = min(natural, width, css or natural)
-            if (p := figure_problem(name, k, data, natural, shown, css)): problems.append(p)
-    return problems
+def check_figures(site: Path, docs: dict) -> list[str]:
+    return [p for name, (_, page) in docs.items() for k, img in enumerate(_content(page).find_all("img"))
+            if (data := _image_bytes(site, name, (img.get("src") or "").strip()))
+            and (p := figure_problem(name, k, data))]
 
 
 def check_search(site: Path) -> list[str]:
@@ -563,8 +467,7 @@ def _open(page, url):
     return resp
 
 
-_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight, e.getBoundingClientRect().width,
-                                  parseInt(e.getAttribute('width')) || null])"""
+_IMAGES = """els => els.map(e => [e.currentSrc || e.src, e.complete, e.naturalWidth, e.naturalHeight])"""
 _CUT_TOC = """() => [...document.querySelectorAll('nav.md-nav--secondary .md-ellipsis')]
     .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim())"""
 WIDTHS = (1280, 390)         # a laptop's window and a phone's: nothing on a page may be cut off at either
@@ -705,13 +608,10 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                     if urlparse(href).netloc == urlparse(base).netloc: links.add(href.split("#")[0])
                 images = page.eval_on_selector_all("article img", _IMAGES)
                 loaded = 0
-                for k, (src, complete, w, h, shown, css) in enumerate(images):
+                for k, (src, complete, w, h) in enumerate(images):
                     if not complete or w == 0 or h == 0:
                         problems.append(f"images: {name}: image {k} did not load ({src[:60]!r})"); continue
                     loaded += 1
-                    if src.startswith("data:"): data = _image_bytes(site, name, src)
-                    else: data = f.read_bytes() if (f := site / unquote(urlparse(src).path).lstrip("/")).is_file() else None
-                    if data and (p := figure_problem(name, k, data, w, shown, css)): problems.append(p + " (in the browser)")
                 figures += loaded
                 if loaded < FIGURE_PAGES.get(name, 0):
                     problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "

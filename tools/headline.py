@@ -68,8 +68,8 @@ def figure(path: Path = FIGURE, db: Path = DB):
     "Draw the headline figure (6.4 inches wide, the demo's `plot_headline`) to `path`."
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from disentlit.catalog import get_dataset
+    from disentlit.core import save_figure
     from disentlit.demo import plot_headline
     from disentlit.distances import traversal_distance_matrices
     from disentlit.losses import get_loss
@@ -82,8 +82,7 @@ def figure(path: Path = FIGURE, db: Path = DB):
                         {labels[a]: [r["dci.disentanglement"] for r in runs] for a, runs in arm_rows(db).items()},
                         title="what a beta-VAE learns\n(5 seeds each)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)                       # its text measured, as the site's check wants
     return path
 
 

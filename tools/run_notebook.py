@@ -12,8 +12,12 @@ tables); `--shown` refreshes those, and
 the cells that print, display or draw (tools/docs_check.py's `shows`), and leaves every other cell without output. Stops at the first cell that raises,
 writing nothing. `--figures DIR` also writes the figure of each cell named with Quarto's `#| label: fig-NAME` to
 DIR/NAME.png (the PNG the notebook now shows, byte for byte), so that results/ holds the figures a reading refers to.
+
+Every figure a cell draws is measured as it becomes a PNG: the picture keeps what `disentlit.core.small_text` found
+in it, in the text chunk `save_figure` writes (`FIGURE_TEXT_KEY`), and the site's check reads that verdict.
 """
 import base64
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,6 +28,16 @@ from execnb.shell import CaptureShell
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs import _options                           # noqa: E402  a cell's `#| key: value` options, as the site reads them
 from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
+from disentlit.core import FIGURE_TEXT_KEY, small_text  # noqa: E402
+
+
+def measuring(shell: CaptureShell) -> CaptureShell:
+    "`shell`, its figures' PNGs keeping what `small_text` finds in each (as a PNG `save_figure` writes does)."
+    from matplotlib.figure import Figure
+    png = shell.display_formatter.formatters["image/png"]
+    draw = png.lookup_by_type(Figure)                 # IPython's (retina) PNG of a figure; it passes metadata on
+    png.for_type(Figure, lambda fig: draw(fig, metadata={FIGURE_TEXT_KEY: json.dumps(small_text(fig))}))
+    return shell
 
 
 def named_figures(nb) -> dict:
@@ -54,7 +68,7 @@ cells = nb.cells                                  # the slow cells keep what the
 nb.cells = [c for c in cells if not (no_slow and c.cell_type == "code" and c.source.lstrip().startswith("#| slow"))]
 for cell in nb.cells:                             # a cell that now shows nothing keeps nothing (execnb leaves the
     if cell.cell_type == "code": cell["outputs"] = []  # old outputs of a cell with none; a moved cell's would stay)
-CaptureShell().run_all(nb, exc_stop=True)         # outputs land on the cell objects themselves
+measuring(CaptureShell()).run_all(nb, exc_stop=True)  # outputs land on the cell objects themselves
 nb.cells = cells
 if shown_only:
     for cell, keep in zip(nb.cells, had):
