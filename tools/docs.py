@@ -29,7 +29,6 @@ On the way it makes the site correct for a reader:
   click, titled by `#| code-summary:`), so a reading page can lead with a result whose machinery comes first;
 - the contents list, page titles and search index are made in tools/mkdocs_hooks.py.
 """
-import base64
 import configparser
 import dataclasses
 import functools
@@ -45,6 +44,8 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+
+from common import cell_options   # tools/common.py: what the tools share
 
 ROOT = Path(__file__).resolve().parents[1]
 PROC, SRC, SITE, VENDOR = ROOT / "_proc", ROOT / "_docs_src", ROOT / "_site", ROOT / "_docs_vendor"
@@ -132,16 +133,6 @@ def relink(text: str, anchors: dict | None = None) -> str:
     return text
 
 
-def _options(source: str) -> dict:
-    "The `#| key: value` cell options at the top of a cell."
-    opts = {}
-    for line in source.splitlines():
-        if not line.startswith("#|"): break
-        key, _, value = line[2:].partition(":")
-        opts[key.strip()] = value.strip() or True
-    return opts
-
-
 def _clean_text(text: str, anchors: dict | None = None) -> str:
     "Drop Quarto attribute blocks; turn links to notebooks, and nbdev's links to names, into links to this site's pages."
     return relink(_NB_LINK.sub(lambda m: f"({page_href(m.group(1))})", _ATTRS.sub("", text)), anchors)
@@ -203,7 +194,6 @@ def api_markdown(obj, name: str, source: str | None = None) -> str:
     """The API entry of `obj` (shown as `name`): a heading, its signature (`class` for classes), its own docstring and a
     table of its parameters (name, type, default, and the docments comment where there is one)."""
     is_class = inspect.isclass(obj)
-    target = obj.__init__ if is_class else obj
     try: sig = inspect.signature(obj)
     except (TypeError, ValueError): sig = None
     params = [] if sig is None else [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
@@ -389,7 +379,7 @@ def clean(nb: dict, module: str | None = None, anchors: dict | None = None,
             text = f"# {meta['title']}" + (f"\n\n> {meta['description']}" if meta.get("description") else "")
             cells.append(dict(cell_type="markdown", metadata={}, source=text))
             continue
-        opts = _options(src) if cell["cell_type"] == "code" else {}
+        opts = cell_options(src) if cell["cell_type"] == "code" else {}
         if opts.get("hide") or opts.get("include") == "false": continue
         if cell["cell_type"] == "code":
             cell["source"] = "\n".join(l for l in src.splitlines() if not l.startswith("#|"))

@@ -46,7 +46,6 @@ middle and the last sidebar entry, and the search).
 """
 from __future__ import annotations
 
-import ast
 import base64
 import functools
 import http.server
@@ -62,6 +61,7 @@ from urllib.parse import unquote, urljoin, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+from common import shows  # noqa: E402  whether a cell prints, displays or draws (tools/common.py)
 from disentlit.core import FIGURE_TEXT_KEY  # noqa: E402  the PNG chunk holding a figure's measured text
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--disable-component-update", "--disable-sync", "--disable-quic"]
@@ -391,35 +391,6 @@ def check_cli(docs: dict, page: str = "11_cli", commands: dict | None = None, pr
 
 
 # ---- outputs of the notebooks ------------------------------------------------------------------------------------
-
-SHOWS = ("print", "display")
-def _name(call):
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-def shows(src: str) -> str | None:
-    """What a code cell shows when it runs, read from its code: a call to print or display, a plot_* function whose
-    figure it does not close (Jupyter shows open figures), or a last line that is a bare expression (not a call,
-    not ended by `;`). None where it shows nothing, or where that cannot be told without running it."""
-    lines = src.splitlines()
-    opts = [l for l in lines if l.startswith("#|")]
-    if any(re.match(r"#\|\s*(hide|export|exporti|exports|eval:\s*false|include:\s*false)\b", o) for o in opts): return None
-    try: tree = ast.parse("\n".join(l for l in lines if not l.startswith("#|")))
-    except SyntaxError: return None
-    if not tree.body: return None
-    closes = any(isinstance(n, ast.Call) and _name(n) == "close" for n in ast.walk(tree))
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): continue
-        for n in ast.walk(stmt):
-            if isinstance(n, (ast.FunctionDef, ast.Lambda)): break
-            if isinstance(n, ast.Call):
-                if _name(n) in SHOWS: return f"calls {_name(n)}()"
-                if _name(n).startswith("plot_") and not closes: return f"draws with {_name(n)}()"
-    last = tree.body[-1]
-    code_lines = [l for l in lines if l.strip() and not l.startswith("#|")]
-    if isinstance(last, ast.Expr) and not isinstance(last.value, (ast.Call, ast.Constant, ast.Await)) \
-            and not code_lines[-1].split("#")[0].rstrip().endswith(";"):
-        return "ends with an expression"
-    return None
 
 def check_outputs(nbs: Path = ROOT / "nbs", only: set | None = None) -> list[str]:
     """A cell that prints, displays or draws must be saved with its output (the site shows the saved notebook: a

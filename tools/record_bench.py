@@ -11,16 +11,13 @@ bench times its baseline in the same run; absolute times differ from machine to 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from time_demo import cpu_model, native_bf16       # tools/ is this script's own folder, so it is on sys.path
-
-ROOT = Path(__file__).resolve().parents[1]
+from common import provenance     # tools/common.py (this script's own folder is on sys.path)
 
 
 def run_bench(command: list[str]) -> dict:
@@ -41,15 +38,10 @@ def main(argv=None) -> int:
     if "--" not in argv: p.error("the command goes after --: -- disentlit bench ...")
     a, command = p.parse_args(argv[:argv.index("--")]), argv[argv.index("--") + 1:]
     if a.record.suffix != ".jsonl": p.error(f"the record is a .jsonl file, got {a.record}")
-    import torch
-    import disentlit
     before = list(os.getloadavg())
     result = run_bench(command)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    line = dict(command=" ".join(command), result=result, cpu=cpu_model(), cores=os.cpu_count(),
-                native_bf16=native_bf16(), load_before=[round(x, 2) for x in before],
-                load_after=[round(x, 2) for x in os.getloadavg()], note=a.note, torch=torch.__version__,
-                disentlit=disentlit.__version__, commit=commit.strip(), date=datetime.date.today().isoformat())
+    line = dict(command=" ".join(command), result=result, load_before=[round(x, 2) for x in before],
+                load_after=[round(x, 2) for x in os.getloadavg()], note=a.note, **provenance())
     a.record.parent.mkdir(parents=True, exist_ok=True)
     with open(a.record, "a") as f: f.write(json.dumps(line) + "\n")
     print(f"recorded in {a.record}: {line['command']}")

@@ -25,10 +25,8 @@ from pathlib import Path
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from docs import _options                           # noqa: E402  a cell's `#| key: value` options, as the site reads them
-from docs_check import shows                        # noqa: E402  the cells the docs check wants an output from
-from disentlit.core import FIGURE_TEXT_KEY, small_text  # noqa: E402
+from common import cell_options, shows   # tools/common.py: a cell's options, and whether it shows anything
+from disentlit.core import FIGURE_TEXT_KEY, small_text
 
 
 def measuring(shell: CaptureShell) -> CaptureShell:
@@ -44,7 +42,7 @@ def named_figures(nb) -> dict:
     "The PNG each cell labelled `#| label: fig-NAME` shows, by NAME (its last, if it shows several)."
     out = {}
     for cell in nb.cells:
-        label = str(_options("".join(cell.source)).get("label", ""))
+        label = str(cell_options("".join(cell.source)).get("label", ""))
         pngs = [o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
         if label.startswith("fig-") and cell.cell_type == "code" and pngs:
             out[label[4:]] = base64.b64decode("".join(pngs[-1]))

@@ -12,48 +12,26 @@ that the README says what the file holds.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from common import provenance     # tools/common.py (this script's own folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "results" / "demo_time.json"
-
-
-def cpu_model() -> str:
-    "The CPU's model name, as /proc/cpuinfo gives it (the platform's processor string elsewhere)."
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"): return line.split(":", 1)[1].strip()
-    except OSError: pass
-    return platform.processor() or "unknown"
-
-
-def native_bf16() -> bool:
-    "Whether the CPU has native bf16 (avx512_bf16 or AMX), where `precision='auto'` would train in bf16."
-    try: flags = Path("/proc/cpuinfo").read_text()
-    except OSError: return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def record(report: dict, load: list[float] | None, note: str = "") -> dict:
     """The measurement, from the demo's report (its stdout under --json) and the load average when it started (None:
     not taken)."""
-    import torch
-    import disentlit
     from disentlit.demo import DEMO_BATCH
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     if report.get("counts", {}).get("done") != 2: raise SystemExit(f"the demo did not finish both runs: {report.get('counts')}")
-    return dict(seconds=report["seconds"], steps=report["steps"], batch_size=DEMO_BATCH, cpu=cpu_model(),
-                cores=os.cpu_count(), native_bf16=native_bf16(),
-                load_before=None if load is None else [round(x, 2) for x in load], note=note,
-                torch=torch.__version__, disentlit=disentlit.__version__, commit=commit.strip(),
-                date=datetime.date.today().isoformat())
+    return dict(seconds=report["seconds"], steps=report["steps"], batch_size=DEMO_BATCH,
+                load_before=None if load is None else [round(x, 2) for x in load], note=note, **provenance())
 
 
 def main(argv=None) -> int:
