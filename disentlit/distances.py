@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from concurrent.futures import ThreadPoolExecutor
 
-from .core import as_rng, DisentlitError, progress_bar
+from .core import as_rng, DisentlitError, PAGE_WIDTH_IN, progress_bar
 from .factors import FactorSpace
 from .data import GroundTruthData, XYSquares
 
@@ -252,7 +252,8 @@ def plot_distance_matrices(
     rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
     labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
     title: str | None = None, # the figure's title
-    size: float = 1.1, # inches per matrix (five factors make a page-wide figure, 6.4 inches)
+    # inches per matrix, at most: more than five factors get smaller matrices, the figure a page wide
+    size: float = 1.1,
     relative: Sequence[str] = ("gt",), # rows shown as a fraction of each matrix's largest distance
 ):
     """One column per factor, one row per kind of distance (default: ground truth over perceived).
@@ -261,6 +262,7 @@ def plot_distance_matrices(
     first (a factor of 3 values and one of 40 both span 0-1)."""
     import matplotlib.pyplot as plt
     names = list(matrices)
+    size = min(size, (PAGE_WIDTH_IN - 0.9) / len(names))     # its text never shrunk with the figure
     fig, axes = plt.subplots(len(rows), len(names),
                              figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
                              squeeze=False, layout="constrained")

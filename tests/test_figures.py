@@ -39,7 +39,7 @@ def _log(path, n: int = 6):
 CASES = {
     "plot_traversals": lambda tmp: __import__("disentlit.data", fromlist=["x"]).plot_traversals(XYSquares(), pos=[0] * 6),
     "plot_distance_matrices": lambda tmp: __import__("disentlit.distances", fromlist=["x"]).plot_distance_matrices(
-        __import__("disentlit.distances", fromlist=["x"]).traversal_distance_matrices(Sprites(), n=2)),
+        __import__("disentlit.distances", fromlist=["x"]).traversal_distance_matrices(XYSquares(), n=2)),   # 6 factors
     "plot_importance_cdf": lambda tmp: __import__("disentlit.distances", fromlist=["x"]).plot_importance_cdf(
         __import__("disentlit.distances", fromlist=["x"]).factor_importance(XYSquares(), pairs=50,
                                                                             keep_samples=True)).figure,
