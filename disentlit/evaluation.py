@@ -41,9 +41,10 @@ def _factor_list(data, factors) -> np.ndarray:
         raise DisentlitError(f"factors must be distinct factor names or indices, got {factors!r}")
     return np.array(fs)
 
+# %% ../nbs/06b_evaluation.ipynb #e5920a09
 def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
-    """`n` groups of `size` positions sharing one factor each: (labels (n,), positions (n, size, F) [, partner
-    positions])."""
+    """`n` groups of `size` positions sharing one factor each: (labels (n,), positions (n, size, F)
+    [, partner positions])."""
     k = factors[rng.integers(len(factors), size=n)]
     rows = np.arange(n)
     a = data.sample_pos(n * size, rng).reshape(n, size, -1)
@@ -52,7 +53,7 @@ def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
         b = data.sample_pos(n * size, rng).reshape(n, size, -1)
         b[rows, :, k] = a[rows, :, k]
         return k, a, b
-    a[rows, :, k] = a[rows, 0, k][:, None]                    # FactorVAE: factor k fixed across the group
+    a[rows, :, k] = a[rows, 0, k][:, None]              # FactorVAE: factor k fixed across the group
     return k, a
 
 # %% ../nbs/06b_evaluation.ipynb #03b381e3
@@ -62,9 +63,10 @@ def _score_mig(z, pos, p): return mig(z["train"], pos["train"], bins=p["bins"])
 # %% ../nbs/06b_evaluation.ipynb #cc5b826d
 def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng),
                                            test=data.sample_pos(p["num_test"], rng))
-def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"], mode=p["mode"], seed=p["seed"])
-def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"], continuous=p["continuous"],
-                                      seed=p["seed"])
+def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"],
+                                      mode=p["mode"], seed=p["seed"])
+def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"],
+                                      continuous=p["continuous"], seed=p["seed"])
 
 # %% ../nbs/06b_evaluation.ipynb #8d8d80db
 def _draw_beta_vae(data, rng, p):
@@ -75,14 +77,15 @@ def _draw_beta_vae(data, rng, p):
         out.update({f"{part}_a": a, f"{part}_b": b, f"{part}_labels": k})
     return out
 
+# %% ../nbs/06b_evaluation.ipynb #13758b87
 def _score_beta_vae(z, pos, p):
     from sklearn.linear_model import LogisticRegression
     from sklearn.exceptions import ConvergenceWarning
     feats = {part: np.abs(z[f"{part}_a"] - z[f"{part}_b"]).mean(1) for part in ("train", "eval")}
     labels = {part: pos[f"{part}_labels"] for part in ("train", "eval")}
     if len(np.unique(labels["train"])) < 2:
-        raise DisentlitError("beta_vae: the training groups fix fewer than 2 distinct factors; use num_train >= 2 and "
-                             "at least 2 factors")
+        raise DisentlitError("beta_vae: the training groups fix fewer than 2 distinct factors; use "
+                             "num_train >= 2 and at least 2 factors")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         model = LogisticRegression(random_state=p["seed"]).fit(feats["train"], labels["train"])
@@ -100,59 +103,76 @@ def _draw_factor_vae(data, rng, p):
         out.update({part: a, f"{part}_labels": k})
     return out
 
+# %% ../nbs/06b_evaluation.ipynb #59402ad7
 def _score_factor_vae(z, pos, p):
     F, D = pos["train"].shape[-1], z["variance"].shape[-1]
     global_var = z["variance"].var(0, ddof=1)
     active = np.flatnonzero(np.sqrt(global_var) >= p["prune_threshold"])
     if not len(active):
-        return dict(eval_accuracy=0.0, train_accuracy=0.0, num_active_dims=0, votes=np.zeros((F, D), dtype=np.int64))
+        return dict(eval_accuracy=0.0, train_accuracy=0.0, num_active_dims=0,
+                    votes=np.zeros((F, D), dtype=np.int64))
     votes = {}
     for part in ("train", "eval"):
         local = z[part][..., active].var(1, ddof=1) / global_var[active]        # (n, active)
-        winner = active[np.argmin(local, axis=1)]                              # back to the latent's own index
+        winner = active[np.argmin(local, axis=1)]                   # back to the latent's own index
         votes[part] = np.zeros((F, D), dtype=np.int64)
         np.add.at(votes[part], (pos[f"{part}_labels"], winner), 1)
-    classifier = votes["train"].argmax(0)                                        # each latent votes for one factor
+    classifier = votes["train"].argmax(0)                         # each latent votes for one factor
     acc = lambda v: float(v[classifier, np.arange(D)].sum() / v.sum())
-    return dict(eval_accuracy=acc(votes["eval"]), train_accuracy=acc(votes["train"]), num_active_dims=int(len(active)),
-                votes=votes["train"])
+    return dict(eval_accuracy=acc(votes["eval"]), train_accuracy=acc(votes["train"]),
+                num_active_dims=int(len(active)), votes=votes["train"])
 
 # %% ../nbs/06b_evaluation.ipynb #d6f44b59
-def _score_modularity(z, pos, p): return modularity_explicitness(z["train"], pos["train"], z["test"], pos["test"],
+def _score_modularity(z, pos, p): return modularity_explicitness(z["train"], pos["train"],
+                                                                 z["test"], pos["test"],
                                                                  bins=p["bins"], seed=p["seed"])
-def _score_irs(z, pos, p): return irs(z["train"], pos["train"], diff_quantile=p["diff_quantile"], bins=p["bins"])
-def _score_dci_es(z, pos, p): return dci_es(z["train"], pos["train"], z["test"], pos["test"], depths=tuple(p["depths"]),
-                                            mode=p["mode"], seed=p["seed"])
-def _score_infomec(z, pos, p): return infomec(z["train"], pos["train"], n_neighbors=p["n_neighbors"], seed=p["seed"])
+def _score_irs(z, pos, p): return irs(z["train"], pos["train"], diff_quantile=p["diff_quantile"],
+                                      bins=p["bins"])
+def _score_dci_es(z, pos, p): return dci_es(z["train"], pos["train"], z["test"], pos["test"],
+                                            depths=tuple(p["depths"]), mode=p["mode"],
+                                            seed=p["seed"])
+def _score_infomec(z, pos, p): return infomec(z["train"], pos["train"],
+                                              n_neighbors=p["n_neighbors"], seed=p["seed"])
 
 # %% ../nbs/06b_evaluation.ipynb #6a92db0e
 _SPECS = {
     "mig": (dict(num_train=10_000, bins=20), _draw_mig, _score_mig),
     "dci": (dict(num_train=10_000, num_test=5_000, mode="exact"), _draw_split, _score_dci),
     "sap": (dict(num_train=10_000, num_test=5_000, continuous=False), _draw_split, _score_sap),
-    "beta_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000, factors=None), _draw_beta_vae, _score_beta_vae),
-    "factor_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000, num_variance_estimate=10_000,
-                        prune_threshold=0.05, factors=None), _draw_factor_vae, _score_factor_vae),
+    "beta_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000, factors=None),
+                 _draw_beta_vae, _score_beta_vae),
+    "factor_vae": (dict(batch_size=64, num_train=10_000, num_eval=5_000,
+                        num_variance_estimate=10_000, prune_threshold=0.05, factors=None),
+                   _draw_factor_vae, _score_factor_vae),
     "modularity": (dict(num_train=10_000, num_test=5_000, bins=20), _draw_split, _score_modularity),
     "irs": (dict(num_train=10_000, bins=20, diff_quantile=0.99), _draw_mig, _score_irs),
-    "dci_es": (dict(num_train=10_000, num_test=5_000, mode="exact", depths=DCI_ES_DEPTHS), _draw_split, _score_dci_es),
+    "dci_es": (dict(num_train=10_000, num_test=5_000, mode="exact", depths=DCI_ES_DEPTHS),
+               _draw_split, _score_dci_es),
     "infomec": (dict(num_train=10_000, n_neighbors=10), _draw_mig, _score_infomec),
 }
-_MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1, n_neighbors=1)
-MAX_DRAWS = 10_000_000      # observations one metric may draw: a thousand times the reference's 10,000
+
+# %% ../nbs/06b_evaluation.ipynb #bd9e8b90
+_MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1,
+               n_neighbors=1)
+MAX_DRAWS = 10_000_000   # observations one metric may draw: a thousand times the reference's 10,000
 
 def _draws(m: str, p: dict) -> int:
-    "The observations metric `m` draws with parameters `p` (its groups of `batch_size`, pairs of them for BetaVAE)."
+    """The observations metric `m` draws with parameters `p` (its groups of `batch_size`, pairs of
+    them for BetaVAE)."""
     groups = p.get("batch_size", 1) * (p.get("num_train", 0) + p.get("num_eval", 0))
-    if m in ("beta_vae", "factor_vae"): return (2 * groups if m == "beta_vae" else groups + p["num_variance_estimate"])
+    if m in ("beta_vae", "factor_vae"): return (2 * groups if m == "beta_vae"
+                                                else groups + p["num_variance_estimate"])
     return p["num_train"] + p.get("num_test", 0)
 
+# %% ../nbs/06b_evaluation.ipynb #634877f6
 def metric_defaults(
     metric: str, # one of `METRIC_NAMES`
 ) -> dict:
-    """The default parameters of `metric` (disentanglement_lib's unsupervised_study_v1 configuration; its sample
-    configurations for IRS; the reference code's for InfoMEC; ours for DCI-ES's probes)."""
-    if metric not in _SPECS: raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRIC_NAMES)}")
+    """The default parameters of `metric` (disentanglement_lib's unsupervised_study_v1
+    configuration; its sample configurations for IRS; the reference code's for InfoMEC; ours for
+    DCI-ES's probes)."""
+    if metric not in _SPECS:
+        raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRIC_NAMES)}")
     return dict(_SPECS[metric][0])
 
 # %% ../nbs/06b_evaluation.ipynb #b7c3cf84
@@ -162,46 +182,51 @@ def metric_plan(
     fast: bool = True, # DCI (and DCI-ES) in its fast mode
     seed=0, # the evaluation seed (recorded as the classifiers' random state)
 ) -> dict:
-    """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per metric), checked; raises
-    on bad names or values."""
+    """The parameters each requested metric will run with (defaults, `fast` DCI, `params` per
+    metric), checked; raises on bad names or values."""
     if isinstance(metrics, str): metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if twice := sorted({m for m in metrics if list(metrics).count(m) > 1}):
         raise DisentlitError(f"metric {twice[0]!r} is asked for twice: give each metric once")
     metrics = list(metrics)
     unknown = [m for m in metrics if m not in _SPECS]
     if unknown or not metrics:
-        raise DisentlitError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; accepted: "
+        raise DisentlitError("unknown metric(s) "
+                             f"{', '.join(map(repr, unknown)) or '(none given)'}; accepted: "
                              f"{', '.join(METRIC_NAMES)}")
     params = dict(params or {})
     bad = [m for m in params if m not in metrics]
     if bad:
-        raise DisentlitError(f"params given for metric(s) not requested: {', '.join(bad)}; requested: "
-                             f"{', '.join(metrics)}")
+        raise DisentlitError(f"params given for metric(s) not requested: {', '.join(bad)}; "
+                             f"requested: {', '.join(metrics)}")
     out = {}
     for m in metrics:
         p = metric_defaults(m)
         if m in ("dci", "dci_es"): p["mode"] = "fast" if fast else "exact"
         if not isinstance(params.get(m, {}), dict):
-            raise DisentlitError(f"{m}: its parameters must be a mapping of name to value (a JSON object such as "
-                                 f'{{"num_train": 2000}}), got {params[m]!r}')
+            raise DisentlitError(f"{m}: its parameters must be a mapping of name to value (a JSON "
+                                 f'object such as {{"num_train": 2000}}), got {params[m]!r}')
         extra = set(params.get(m, {})) - set(p)
         if extra:
-            raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; accepted: {', '.join(p)}")
+            raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; "
+                                 f"accepted: {', '.join(p)}")
         p.update(params.get(m, {}))
         for key, low in _MINIMA.items():
             if key in p and (not isinstance(p[key], (int, np.integer)) or p[key] < low):
                 raise DisentlitError(f"{m}: {key} must be an integer >= {low}, got {p[key]!r}")
         if p.get("mode", "exact") not in DCI_MODES:
-            raise DisentlitError(f"{m}: unknown mode {p['mode']!r}; accepted: {', '.join(DCI_MODES)}")
+            raise DisentlitError(f"{m}: unknown mode {p['mode']!r}; accepted: "
+                                 f"{', '.join(DCI_MODES)}")
         if p.get("bins", 1) > MAX_BINS:
             raise DisentlitError(f"{m}: bins must be at most {MAX_BINS:,}, got {p['bins']:,}")
         if p.get("n_neighbors", 1) >= p["num_train"]:
-            raise DisentlitError(f"{m}: n_neighbors must be below num_train ({p['num_train']:,}), got "
-                                 f"{p['n_neighbors']:,}")
+            raise DisentlitError(f"{m}: n_neighbors must be below num_train ({p['num_train']:,}), "
+                                 f"got {p['n_neighbors']:,}")
         if (n := _draws(m, p)) > MAX_DRAWS:
-            sizes = [k for k in ("num_train", "num_test", "num_eval", "num_variance_estimate", "batch_size") if k in p]
-            raise DisentlitError(f"{m}: its parameters draw {n:,} observations, more than the {MAX_DRAWS:,} a metric "
-                                 f"may (a thousand times the reference's 10,000): give a smaller {', '.join(sizes)}")
+            sizes = [k for k in ("num_train", "num_test", "num_eval", "num_variance_estimate",
+                                 "batch_size") if k in p]
+            raise DisentlitError(f"{m}: its parameters draw {n:,} observations, more than the "
+                                 f"{MAX_DRAWS:,} a metric may (a thousand times the reference's "
+                                 f"10,000): give a smaller {', '.join(sizes)}")
         p["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else 0
         out[m] = p
     return out
@@ -212,6 +237,7 @@ def _as_numpy(z) -> np.ndarray:
     if isinstance(z, torch.Tensor): z = z.detach().float().cpu().numpy()
     return np.asarray(z, dtype=np.float32)
 
+# %% ../nbs/06b_evaluation.ipynb #20e0e61a
 def encode_indices(
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
     data: GroundTruthData, # the dataset
@@ -220,18 +246,20 @@ def encode_indices(
     batch_size: int = 256, # observations per call of `encode`
     progress: bool = False, # show a progress bar
 ) -> np.ndarray:
-    "Latents (len(idx), D) of the observations at `idx`, encoded in batches under `torch.inference_mode`."
+    """Latents (len(idx), D) of the observations at `idx`, encoded in batches under
+    `torch.inference_mode`."""
     idx = data.check_idx(np.asarray(idx).reshape(-1))
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise DisentlitError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     out = None
     with torch.inference_mode():
-        for s in progress_bar(range(0, len(idx), batch_size), disable=not progress, desc="encode", unit="batch",
-                              leave=False):
+        for s in progress_bar(range(0, len(idx), batch_size), disable=not progress, desc="encode",
+                              unit="batch", leave=False):
             z = _as_numpy(encode(data.batch(idx[s:s + batch_size], standardise=standardise)))
             if z.ndim != 2 or len(z) != len(idx[s:s + batch_size]):
-                raise DisentlitError("encode must return (N, D) latents for a batch of N observations, got shape "
-                                     f"{z.shape} for N={len(idx[s:s + batch_size])}")
+                raise DisentlitError("encode must return (N, D) latents for a batch of N "
+                                     f"observations, got shape {z.shape} for "
+                                     f"N={len(idx[s:s + batch_size])}")
             if out is None: out = np.empty((len(idx), z.shape[1]), dtype=np.float32)
             out[s:s + len(z)] = z
     return out if out is not None else np.empty((0, 0), dtype=np.float32)
@@ -243,29 +271,33 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
     return np.random.default_rng([check_seed(seed), METRIC_NAMES.index(metric)])
 
+# %% ../nbs/06b_evaluation.ipynb #25d61fb2
 def evaluate(
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
     data: GroundTruthData, # the dataset
-    metrics: Sequence[str] | str = METRICS, # metric names (or one comma-separated string): any of `METRIC_NAMES`
+    # metric names (or one comma-separated string): any of `METRIC_NAMES`
+    metrics: Sequence[str] | str = METRICS,
     seed=0, # the evaluation seed: each metric draws from its own stream of it
     standardise: bool = True, # standardise the batches, as in training
     batch_size: int = 256, # observations per call of `encode`
     progress: bool = False, # show progress bars
     fast: bool = True, # DCI in its fast mode
     params: dict | None = None, # parameters per metric: {metric: {name: value}}
-    dedup: bool = True, # encode each distinct observation once (False: every draw, as the reference)
+    # encode each distinct observation once (False: every draw, as the reference)
+    dedup: bool = True,
 ) -> dict: # one dict per metric, and `info`: draws, encoded, latents, seconds, params, seed, dedup
-    """Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each needed observation once
-    (`dedup`) or every draw."""
+    """Score `encode` on `data` with every metric in `metrics`, sampling once and encoding each
+    needed observation once (`dedup`) or every draw."""
     t0 = time.perf_counter()
     plan = metric_plan(metrics, params, fast, seed)
     draws = {m: _SPECS[m][1](data, _metric_rng(seed, m), p) for m, p in plan.items()}
     # every array of positions (ending in F) becomes indices; labels stay as they are
-    flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key,
-            a in d.items() if not key.endswith("labels")]
+    flat = [data.pos_to_idx(a).reshape(-1) for d in draws.values() for key, a in d.items()
+            if not key.endswith("labels")]
     every = np.concatenate(flat)
     if dedup: unique, inverse = np.unique(every, return_inverse=True)
-    else: unique, inverse = every, np.arange(len(every))             # the reference's way: every draw, in draw order
+    # the reference's way: every draw, in draw order
+    else: unique, inverse = every, np.arange(len(every))
     t1 = time.perf_counter()
     table = encode_indices(encode, data, unique, standardise, batch_size, progress)
     t2 = time.perf_counter()
@@ -282,25 +314,30 @@ def evaluate(
         t = time.perf_counter()
         with threadpool_limits(1): out[m] = _SPECS[m][2](z, d, plan[m])
         seconds[m] = round(time.perf_counter() - t, 3)
-    out["info"] = dict(draws=int(sum(len(f) for f in flat)), encoded=int(len(unique)), latents=int(table.shape[1]),
+    out["info"] = dict(draws=int(sum(len(f) for f in flat)), encoded=int(len(unique)),
+                       latents=int(table.shape[1]),
                        seconds=dict(sample=round(t1 - t0, 3), encode=round(t2 - t1, 3), **seconds,
                                     total=round(time.perf_counter() - t0, 3)),
-                       params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None, dedup=bool(dedup))
+                       params=plan, seed=seed if isinstance(seed, (int, np.integer)) else None,
+                       dedup=bool(dedup))
     return out
 
 # %% ../nbs/06b_evaluation.ipynb #a5fa1012
 def as_encode(
     model: torch.nn.Module, # a framework (with `encode`) or an encoder returning (mean, logvar)
-    channels_last: bool = True, # run in channels-last memory format (converts the model: not for one in training)
+    # run in channels-last memory format (converts the model: not for one in training)
+    channels_last: bool = True,
     precision: str = "fp32", # 'fp32' or 'bf16' (autocast)
 ) -> Callable:
-    """An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean, logvar) (an encoder),
-    run on the model's device (host batches are moved there) under that device's autocast."""
+    """An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean,
+    logvar) (an encoder), run on the model's device (host batches are moved there) under that
+    device's autocast."""
     check_precision(precision, PRECISIONS)
     model.eval()
     if channels_last: model.to(memory_format=torch.channels_last)
     fn = model.encode if hasattr(model, "encode") else model
-    device = next((p.device for p in model.parameters()), None)      # None: a model without weights stays put
+    # None: a model without weights stays put
+    device = next((p.device for p in model.parameters()), None)
     def encode(x):
         if device is not None: x = x.to(device)
         if channels_last: x = x.contiguous(memory_format=torch.channels_last)
@@ -313,21 +350,25 @@ def as_encode(
 # %% ../nbs/06b_evaluation.ipynb #7475d4cf
 @delegates(evaluate, but=["standardise"])
 def evaluate_run(run_dir: str | Path,        # a run directory written by `train` or `fit`
-                 allow_unfinished: bool = False,  # score a run that has not reached its last step, as it is
+                 # score a run that has not reached its last step, as it is
+                 allow_unfinished: bool = False,
                  **kwargs) -> dict:
-    """The metrics of a finished run (`kwargs`: `evaluate`'s settings), with the run, its dataset and framework, the
-    evaluation seed, DCI's mode and the seconds taken."""
-    given = inspect.signature(evaluate).bind(None, None, **kwargs)      # `fast` as given, else `evaluate`'s default
+    """The metrics of a finished run (`kwargs`: `evaluate`'s settings), with the run, its dataset
+    and framework, the evaluation seed, DCI's mode and the seconds taken."""
+    # `fast` as given, else `evaluate`'s default
+    given = inspect.signature(evaluate).bind(None, None, **kwargs)
     given.apply_defaults()
     model, data, config = load_run(run_dir, finished=not allow_unfinished)
     result = evaluate(as_encode(model), data, standardise=model.standardise, **kwargs)
     info = result["info"]
-    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework, seed=info["seed"],
-                dci_mode="fast" if given.arguments["fast"] else "exact", seconds=info["seconds"]["total"], **result)
+    return dict(run_dir=str(run_dir), dataset=data.name, framework=config.framework,
+                seed=info["seed"], dci_mode="fast" if given.arguments["fast"] else "exact",
+                seconds=info["seconds"]["total"], **result)
 
 # %% ../nbs/06b_evaluation.ipynb #6070a196
 class IndexData(GroundTruthData):
-    "A factor space whose observations are their own indices (a 1 x 1 RGB image of 3 bytes): for testing metrics."
+    """A factor space whose observations are their own indices (a 1 x 1 RGB image of 3 bytes): for
+    testing metrics."""
     name = "index"
 
     def __init__(self,
@@ -335,13 +376,15 @@ class IndexData(GroundTruthData):
                  sizes: Sequence[int]): # the factor sizes (fewer than 2**24 positions in all)
         super().__init__(names, sizes, (1, 1, 3))
         if len(self) >= 2 ** 24:
-            raise DisentlitError(f"IndexData holds fewer than 2**24 observations, got {len(self):,}")
+            raise DisentlitError("IndexData holds fewer than 2**24 observations, got "
+                                 f"{len(self):,}")
 
     @property
     def params(self) -> dict: return dict(names=list(self.names), sizes=list(self.sizes))
 
     def _obs(self, idx: np.ndarray) -> np.ndarray:
-        return np.stack([(idx >> 16) & 255, (idx >> 8) & 255, idx & 255], -1).astype(np.uint8).reshape(-1, 1, 1, 3)
+        return (np.stack([(idx >> 16) & 255, (idx >> 8) & 255, idx & 255], -1).astype(np.uint8)
+                .reshape(-1, 1, 1, 3))
 
     def channel_stats(self, *args, **kwargs):
         "No standardisation: the pixels are the index."
@@ -359,8 +402,8 @@ def factor_encoder(
     data: IndexData, # the factor space
     fn: Callable | None = None, # factor positions (N, F) -> latents (N, D) (default: the positions)
 ) -> Callable:
-    """An `encode` for `IndexData` whose latents are `fn(positions (N, F)) -> (N, D)` (the positions themselves by
-    default)."""
+    """An `encode` for `IndexData` whose latents are `fn(positions (N, F)) -> (N, D)` (the positions
+    themselves by default)."""
     fn = fn or (lambda pos: pos.astype(np.float32))
     return lambda x: fn(data.idx_to_pos(data.decode(x)))
 
@@ -372,11 +415,12 @@ def score(
     seed=0, # the evaluation seed
     **kwargs, # the metric's settings (`metric_defaults(metric)`), then `evaluate`'s arguments
 ) -> dict:
-    """One metric alone: `evaluate` with `metric` only. A setting of the metric takes its name first: `batch_size` is
-    the group size of the BetaVAE and FactorVAE scores, and `evaluate`'s encoding batch for the others."""
+    """One metric alone: `evaluate` with `metric` only. A setting of the metric takes its name
+    first: `batch_size` is the group size of the BetaVAE and FactorVAE scores, and `evaluate`'s
+    encoding batch for the others."""
     settings = metric_defaults(metric)
     given = {k: kwargs.pop(k) for k in list(kwargs) if k in settings}
-    fixed = ("encode", "data", "metrics", "seed", "params")                 # what `score` itself decides
+    fixed = ("encode", "data", "metrics", "seed", "params")            # what `score` itself decides
     rest = [k for k in inspect.signature(evaluate).parameters if k not in fixed]
     if unknown := [k for k in kwargs if k not in rest]:
         raise DisentlitError(f"{metric} has no setting {', '.join(map(repr, unknown))}; accepted: "
@@ -391,14 +435,18 @@ def xysquares_reader(data: XYSquares, # the dataset
         out = []
         for s in range(data.num_squares):
             img = x[:, s if data.rgb else 0]
-            cols, rows = img.amax(1), img.amax(2)                              # brightest pixel of each column / row
-            first = lambda p: (p > p.mean(1, keepdim=True)).float().argmax(1)  # the first one inside the square
-            out += [(first(cols) - data.offset) / data.grid_spacing, (first(rows) - data.offset) / data.grid_spacing]
+            # brightest pixel of each column / row
+            cols, rows = img.amax(1), img.amax(2)
+            # the first one inside the square
+            first = lambda p: (p > p.mean(1, keepdim=True)).float().argmax(1)
+            out += [(first(cols) - data.offset) / data.grid_spacing,
+                    (first(rows) - data.offset) / data.grid_spacing]
         return torch.stack(out, 1)
     return encode
 
 # %% ../nbs/06b_evaluation.ipynb #9bd27be6
-ACTIVE_KL = 0.01        # nats: a latent whose mean KL from the prior is below this carries (almost) nothing
+# nats: a latent whose mean KL from the prior is below this carries (almost) nothing
+ACTIVE_KL = 0.01
 
 # %% ../nbs/06b_evaluation.ipynb #3b5092ec
 def latent_kl(model,                 # a trained framework
@@ -407,7 +455,8 @@ def latent_kl(model,                 # a trained framework
               seed: int = 0,         # of their draw
               batch_size: int = 256, # observations per encoder call
               ) -> np.ndarray:
-    "The mean KL (nats) of each latent's posterior from the prior N(0, 1) over `n` observations drawn with `seed`."
+    """The mean KL (nats) of each latent's posterior from the prior N(0, 1) over `n` observations
+    drawn with `seed`."""
     idx = data.sample_idx(n, seed)
     device = next(model.parameters()).device
     total = None
@@ -419,7 +468,8 @@ def latent_kl(model,                 # a trained framework
     return (total / n).cpu().numpy().astype(np.float64)
 
 # %% ../nbs/06b_evaluation.ipynb #a47dc7c0
-DRAWN_RATIO = 1 / 3     # a channel is drawn when its reconstruction error is below this share of the mean image's
+# a channel is drawn when its reconstruction error is below this share of the mean image's
+DRAWN_RATIO = 1 / 3
 
 # %% ../nbs/06b_evaluation.ipynb #baf13b3f
 @torch.no_grad()
@@ -429,12 +479,14 @@ def channel_recon(model,                 # a trained framework (`encode`, `decod
                   seed: int = 1234,      # of their draw
                   batch_size: int = 256, # observations per call
                   ) -> dict:
-    """Per channel: the reconstruction MSE of `n` observations, the MSE of their mean image, the ratio of the two, and
-    how many channels are drawn (ratio below `DRAWN_RATIO`)."""
+    """Per channel: the reconstruction MSE of `n` observations, the MSE of their mean image, the
+    ratio of the two, and how many channels are drawn (ratio below `DRAWN_RATIO`)."""
     idx = data.sample_idx(n, seed)
     device = next(model.parameters()).device
-    x = torch.cat([data.batch(idx[s:s + batch_size], model.standardise, device) for s in range(0, n, batch_size)])
-    recon = torch.cat([model.decode(model.encode(x[s:s + batch_size])).float() for s in range(0, n, batch_size)])
+    x = torch.cat([data.batch(idx[s:s + batch_size], model.standardise, device)
+                   for s in range(0, n, batch_size)])
+    recon = torch.cat([model.decode(model.encode(x[s:s + batch_size])).float()
+                       for s in range(0, n, batch_size)])
     per = ((recon - x) ** 2).mean(dim=(0, 2, 3))
     mean = ((x.mean(0, keepdim=True) - x) ** 2).mean(dim=(0, 2, 3))
     ratio = per / mean.clamp_min(1e-12)
@@ -444,29 +496,35 @@ def channel_recon(model,                 # a trained framework (`encode`, `decod
 # %% ../nbs/06b_evaluation.ipynb #75b3c345
 def diagnose(model,            # a trained framework
              data,             # its dataset
-             seed: int = 0,    # of the KL's observations (the channels' draw is fixed: `channel_recon`'s seed)
+             # of the KL's observations (the channels' draw is fixed: `channel_recon`'s seed)
+             seed: int = 0,
              ) -> dict:
-    "What a model learnt: KL per latent, active latents, collapse (no active latent), and `channel_recon`."
+    """What a model learnt: KL per latent, active latents, collapse (no active latent), and
+    `channel_recon`."""
     kl = latent_kl(model, data, seed=seed)
-    return dict(kl_per_latent=[round(float(v), 6) for v in kl], active_latents=int((kl >= ACTIVE_KL).sum()),
+    return dict(kl_per_latent=[round(float(v), 6) for v in kl],
+                active_latents=int((kl >= ACTIVE_KL).sum()),
                 collapsed=bool((kl < ACTIVE_KL).all()), channels=channel_recon(model, data))
 
 # %% ../nbs/06b_evaluation.ipynb #54aafe3e
 def scalar_metrics(scores: dict) -> dict:
     "The scalar scores of `evaluate`'s result, flat: 'mig', 'dci.disentanglement', ..."
-    return {(m if k == m else f"{m}.{k}"): float(v) for m, d in scores.items() if m != "info" and isinstance(d, dict)
+    return {(m if k == m else f"{m}.{k}"): float(v)
+            for m, d in scores.items() if m != "info" and isinstance(d, dict)
             for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 # %% ../nbs/06b_evaluation.ipynb #741ae2d6
 def scorer(config: RunConfig,    # the run: its (curve's) metrics, their settings, its seed
            ) -> Callable:
-    """`evaluator(model, data) -> dict`: the learning curve's metrics (the run's `curve_metrics`, else its `metrics`),
-    flat and in full, and `diagnose`, on the model's device."""
-    metrics, params = ((config.curve_metrics, config.curve_metric_params) if config.curve_metrics else
-                       (config.metrics, config.metric_params))
+    """`evaluator(model, data) -> dict`: the learning curve's metrics (the run's `curve_metrics`,
+    else its `metrics`), flat and in full, and `diagnose`, on the model's device."""
+    metrics, params = ((config.curve_metrics, config.curve_metric_params) if config.curve_metrics
+                       else (config.metrics, config.metric_params))
     def evaluator(model, data) -> dict:
-        encode = as_encode(model, channels_last=False)          # on the model's device; its memory format untouched
-        scores = evaluate(encode, data, list(metrics), seed=config.seed, standardise=model.standardise,
-                          params=params or None)
-        return dict(metrics=scalar_metrics(scores), **diagnose(model, data, seed=config.seed), scores=scores)
+        # on the model's device; its memory format untouched
+        encode = as_encode(model, channels_last=False)
+        scores = evaluate(encode, data, list(metrics), seed=config.seed,
+                          standardise=model.standardise, params=params or None)
+        return dict(metrics=scalar_metrics(scores), **diagnose(model, data, seed=config.seed),
+                    scores=scores)
     return evaluator

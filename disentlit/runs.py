@@ -19,15 +19,15 @@ import numpy as np
 import torch
 from fastcore.basics import patch
 
-from .core import (atomic_write, check_memory, DisentlitError, finite_json, os_problem, owned_dir, read_curve, read_file,
-                            read_log, remove_orphans, writing)
+from .core import (atomic_write, check_memory, DisentlitError, finite_json, os_problem,
+                            owned_dir, read_curve, read_file, read_log, remove_orphans, writing)
 from .data import GroundTruthData
 from .catalog import get_dataset
 from .models import AE
 from .family import framework_for
 from .losses import get_loss
-from .config import (CONFIG_FORMAT, read_config, RESUMABLE, RunConfig, same_run,   # (here first)
-                              write_config)
+from .config import (CONFIG_FORMAT, read_config, RESUMABLE, RunConfig,   # (here first)
+                              same_run, write_config)
 from .training import fit, Recorder, resolve_precision
 
 # %% auto #0
@@ -38,15 +38,17 @@ __all__ = ['CHECKPOINT_FORMAT', 'MAX_CHECKPOINT_BYTES', 'run_lock', 'save_checkp
 def _try_lock(f) -> bool:
     "Take an exclusive lock on the open file `f` without waiting: whether it was free."
     try: import fcntl
-    except ImportError:                                        # Windows: a lock on the file's first byte
+    except ImportError:                                   # Windows: a lock on the file's first byte
         import msvcrt
         try: msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1); return True
         except OSError: return False
     try: fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); return True
     except BlockingIOError: return False
 
+# %% ../nbs/05b_runs.ipynb #a72cfa22
 def _held(path: Path, f) -> bool:
-    "Whether the open file `f` is locked by us and still the file at `path` (a holder removes it as it lets go)."
+    """Whether the open file `f` is locked by us and still the file at `path` (a holder removes it
+    as it lets go)."""
     if not _try_lock(f): return False
     try: return os.stat(path).st_ino == os.fstat(f.fileno()).st_ino
     except FileNotFoundError: return False
@@ -55,25 +57,29 @@ def _held(path: Path, f) -> bool:
 @contextlib.contextmanager
 def run_lock(run_dir: Path,     # a run directory (it exists)
              ):
-    """Hold the run directory `run_dir` for this process while the block runs (its `.lock` file, removed after);
-    `DisentlitError` if another process holds it."""
+    """Hold the run directory `run_dir` for this process while the block runs (its `.lock` file,
+    removed after); `DisentlitError` if another process holds it."""
     path = run_dir / ".lock"
     with writing(path, "run directory lock"): f = open(path, "a")
     try:
         if not _held(path, f):
-            raise DisentlitError(f"run directory {run_dir} is in use by another process (a train or sweep writing it); "
-                                 "wait for it to end, or give another --out directory")
+            raise DisentlitError(f"run directory {run_dir} is in use by another process (a train "
+                                 "or sweep writing it); wait for it to end, or give another --out "
+                                 "directory")
         try: yield run_dir
         finally:
-            with contextlib.suppress(OSError): path.unlink()  # removed while held: nobody can take a stale file
+            # removed while held: nobody can take a stale file
+            with contextlib.suppress(OSError): path.unlink()
     finally: f.close()                                         # closing the file releases the lock
 
 # %% ../nbs/05b_runs.ipynb #8d1a4816
-CHECKPOINT_FORMAT = 2              # checkpoint.pt: format 1 (disentlit 0.0.1 at 1c69d78) held a fingerprint
+CHECKPOINT_FORMAT = 2      # checkpoint.pt: format 1 (disentlit 0.0.1 at 1c69d78) held a fingerprint
 
 def _rng_state(rng):
-    "A data generator's state as a checkpoint keeps it: numpy's as JSON text, a torch generator's as its state tensor."
-    return rng.get_state() if isinstance(rng, torch.Generator) else json.dumps(rng.bit_generator.state)
+    """A data generator's state as a checkpoint keeps it: numpy's as JSON text, a torch generator's
+    as its state tensor."""
+    return (rng.get_state() if isinstance(rng, torch.Generator)
+            else json.dumps(rng.bit_generator.state))
 
 def _set_rng_state(rng, state):
     if isinstance(rng, torch.Generator): rng.set_state(state.cpu())
@@ -85,9 +91,12 @@ def save_checkpoint(path: Path,                                         # where 
                     step: int,                                          # updates done
                     framework: AE, optimisers,                          # their states
                     data_rng: np.random.Generator | torch.Generator,    # the data's generator
-                    noise: torch.Generator,                             # the posterior noise's generator
-                    result: dict | None = None):                        # the final checkpoint's: the run's result
-    "Write the state of run `config` after `step` updates atomically (the final one with the run's `result`)."
+                    # the posterior noise's generator
+                    noise: torch.Generator,
+                    # the final checkpoint's: the run's result
+                    result: dict | None = None):
+    """Write the state of run `config` after `step` updates atomically (the final one with the run's
+    `result`)."""
     from disentlit import __version__
     state = dict(format=CHECKPOINT_FORMAT, version=__version__, config=config.to_dict(), step=step,
                  model=framework.state_dict(), optimisers=[o.state_dict() for o in optimisers],
@@ -96,15 +105,17 @@ def save_checkpoint(path: Path,                                         # where 
     torch.save(state, buffer)
     atomic_write(path, lambda p: p.write_bytes(buffer.getbuffer()), "checkpoint")
 
+# %% ../nbs/05b_runs.ipynb #1731f8da
 MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
 
 def _checkpoint_problem(state) -> str | None:
     "What is wrong with a checkpoint's contents, as a run would resume from them (None: nothing)."
     whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
     if not isinstance(state, dict): return "not a checkpoint's mapping"
-    if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"} - set(state)):
+    if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
+                         - set(state)):
         return f"it has no {', '.join(missing)}"
-    if "format" not in state: return "it has no format"                    # every format since the first has one
+    if "format" not in state: return "it has no format"       # every format since the first has one
     if not whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
     step, model, opts = state["step"], state["model"], state["optimisers"]
     if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
@@ -114,7 +125,8 @@ def _checkpoint_problem(state) -> str | None:
                                                       for k, v in model.items())):
         return "its model is not a set of named tensors"
     if not (isinstance(opts, list) and all(isinstance(o, dict) and isinstance(o.get("state"), dict)
-                                           and isinstance(o.get("param_groups"), list) for o in opts)):
+                                           and isinstance(o.get("param_groups"), list)
+                                           for o in opts)):
         return "its optimisers' states are not optimiser states"
     if not (isinstance(state["data_rng"], str) or (torch.is_tensor(state["data_rng"])
                                                     and state["data_rng"].dtype == torch.uint8)):
@@ -123,44 +135,55 @@ def _checkpoint_problem(state) -> str | None:
         return "its noise generator's state is not one"
     if state.get("result") is not None:
         if not isinstance(state["result"], dict): return "its result is not a record"
-        try: json.dumps(state["result"], allow_nan=False)               # as written: strict JSON (`_summary`)
-        except (TypeError, ValueError, RecursionError): return "its result holds values no run writes (not finite JSON)"
+        try: json.dumps(state["result"], allow_nan=False)     # as written: strict JSON (`_summary`)
+        except (TypeError, ValueError, RecursionError):
+            return "its result holds values no run writes (not finite JSON)"
     return None
 
+# %% ../nbs/05b_runs.ipynb #f9e0cc13
 def read_checkpoint(path: Path, map_location=None) -> dict:
-    """A checkpoint's contents, checked whole (the archive's checksums, which `torch.load` does not read; then
-    `_checkpoint_problem`: types, ranges, the format, the step within its run); `DisentlitError` if it is missing, not
-    a regular file, too large, unreadable or damaged."""
+    """A checkpoint's contents, checked whole (the archive's checksums, which `torch.load` does not
+    read; then `_checkpoint_problem`: types, ranges, the format, the step within its run);
+    `DisentlitError` if it is missing, not a regular file, too large, unreadable or damaged."""
     path = Path(path)
     if not path.exists(): raise DisentlitError(f"no checkpoint at {path}")
     data = read_file(path, "checkpoint", MAX_CHECKPOINT_BYTES)
-    try: bad = zipfile.ZipFile(io.BytesIO(data)).testzip()   # torch.save writes a zip; torch.load skips its CRCs
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, NotImplementedError) as e:
-        raise DisentlitError(f"corrupt checkpoint {path}: not a checkpoint's archive ({type(e).__name__})") from None
-    if bad: raise DisentlitError(f"corrupt checkpoint {path}: its record {bad} fails its checksum (the file is damaged)")
+    # torch.save writes a zip; torch.load skips its CRCs
+    try: bad = zipfile.ZipFile(io.BytesIO(data)).testzip()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+            NotImplementedError) as e:
+        raise DisentlitError(f"corrupt checkpoint {path}: not a checkpoint's archive "
+                             f"({type(e).__name__})") from None
+    if bad: raise DisentlitError(f"corrupt checkpoint {path}: its record {bad} fails its checksum "
+                                 "(the file is damaged)")
     try: state = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
     except Exception as e:
         raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
-    if isinstance(state, dict) and isinstance(state.get("format"), int) and state["format"] > CHECKPOINT_FORMAT:
-        raise DisentlitError(f"checkpoint {path} was written by a newer disentlit (format {state['format']}, this one "
-                             f"reads {CHECKPOINT_FORMAT}); upgrade disentlit")
-    if problem := _checkpoint_problem(state): raise DisentlitError(f"corrupt checkpoint {path}: {problem}")
+    if (isinstance(state, dict) and isinstance(state.get("format"), int)
+            and state["format"] > CHECKPOINT_FORMAT):
+        raise DisentlitError(f"checkpoint {path} was written by a newer disentlit (format "
+                             f"{state['format']}, this one reads {CHECKPOINT_FORMAT}); upgrade "
+                             "disentlit")
+    if problem := _checkpoint_problem(state):
+        raise DisentlitError(f"corrupt checkpoint {path}: {problem}")
     return state
 
 # %% ../nbs/05b_runs.ipynb #e1fb02f1
 def checkpoint_config(state: dict,           # a checkpoint's contents (`read_checkpoint`)
                       run_dir: str | Path,   # its run directory
                       ) -> RunConfig:
-    "The run a checkpoint is of: the `RunConfig` it holds, or for one of format 1 its run directory's `config.json`."
+    """The run a checkpoint is of: the `RunConfig` it holds, or for one of format 1 its run
+    directory's `config.json`."""
     if state.get("format") == 1: return read_config(run_dir)
     try: return RunConfig.from_dict(state["config"])
-    except DisentlitError: raise DisentlitError(f"corrupt checkpoint in {run_dir}: no run configuration") from None
+    except DisentlitError:
+        raise DisentlitError(f"corrupt checkpoint in {run_dir}: no run configuration") from None
 
 # %% ../nbs/05b_runs.ipynb #83986a0d
 def _truncate_log(path: Path, records: list[dict], step: int):
-    """Keep the log records (`records`, as `read_log` read them) of steps <= `step`: the lines a crash left after the
-    last checkpoint go, and a damaged line with all that follows it."""
+    """Keep the log records (`records`, as `read_log` read them) of steps <= `step`: the lines a
+    crash left after the last checkpoint go, and a damaged line with all that follows it."""
     if not path.exists(): return
     keep = [json.dumps(r) + "\n" for r in records if r["step"] <= step]
     atomic_write(path, lambda p: p.write_text("".join(keep)), "log")
@@ -173,13 +196,15 @@ def plot_loss_curve(log_path: str | Path, title: str = ""):
     fig, ax = plt.subplots(figsize=(5, 3))
     for key in [k for k in rows[0] if k not in ("step", "seconds", "images_per_second")]:
         ax.plot([r["step"] for r in rows], [r[key] for r in rows], label=key, lw=1)
-    ax.set_yscale("log"); ax.set_xlabel("step"); ax.legend(fontsize=8); ax.set_title(title, fontsize=9)
+    ax.set_yscale("log")
+    ax.set_xlabel("step"); ax.legend(fontsize=8); ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 
 # %% ../nbs/05b_runs.ipynb #3968993b
 class _AppendLog:
-    "A log appended to line by line; an `OSError` (a full disk) becomes one `DisentlitError` naming it."
+    """A log appended to line by line; an `OSError` (a full disk) becomes one `DisentlitError`
+    naming it."""
     def __init__(self, path: Path):
         self.path = path
         with writing(path, "log"): self.file = open(path, "a")
@@ -188,25 +213,30 @@ class _AppendLog:
     def flush(self):
         with writing(self.path, "log"): self.file.flush()
     def close(self):
-        with contextlib.suppress(OSError): self.file.close()    # after a full disk: the reader stops at a cut line
+        # after a full disk: the reader stops at a cut line
+        with contextlib.suppress(OSError): self.file.close()
 
 # %% ../nbs/05b_runs.ipynb #c1e05119
 def _earlier_run(path: Path) -> bool:
-    """Whether the unmarked folder `path` is a run directory an earlier disentlit made (before folders had a marker):
-    its `config.json` is a run's (file names alone prove nothing: a user's folder may hold a `.lock` of its own)."""
+    """Whether the unmarked folder `path` is a run directory an earlier disentlit made (before
+    folders had a marker): its `config.json` is a run's (file names alone prove nothing: a user's
+    folder may hold a `.lock` of its own)."""
     try: read_config(path); return True
     except DisentlitError: return False
 
+# %% ../nbs/05b_runs.ipynb #eac2b398
 class RunDir(Recorder):
-    "A run directory for `fit`: held by this process, resumed from its checkpoint, written as the run goes."
+    """A run directory for `fit`: held by this process, resumed from its checkpoint, written as the
+    run goes."""
     def __init__(self,
                  out_dir: str | Path): # the run directory (made if needed)
         self.out_dir, self.config, self.path = Path(out_dir), None, None
-        self.state, self.file, self.step = None, None, 0               # the checkpoint resumed, the log, its step
+        # the checkpoint resumed, the log, its step
+        self.state, self.file, self.step = None, None, 0
 
     @contextlib.contextmanager
     def open(self, config: RunConfig):
-        self.config = config                                  # the run, whole: 'auto' precision as it resolved
+        self.config = config                       # the run, whole: 'auto' precision as it resolved
         with run_lock(owned_dir(self.out_dir, "run directory", adopt=_earlier_run)) as out:
             self.path = str(out)
             try: yield self
@@ -217,73 +247,90 @@ class RunDir(Recorder):
 @patch
 def start(self: RunDir, framework, optimisers, rng, noise, device) -> int:
     out = Path(self.path)
-    remove_orphans(out)                           # what a process killed while writing left (only our temp files)
+    remove_orphans(out)             # what a process killed while writing left (only our temp files)
     if (out / "checkpoint.pt").exists(): self._resume(framework, optimisers, rng, noise, device)
-    logs = {log: read_log(out / log) for log in ("log.jsonl", "curve.jsonl")}   # read (or refused) before any write
+    # read (or refused) before any write
+    logs = {log: read_log(out / log) for log in ("log.jsonl", "curve.jsonl")}
     write_config(out, self.config)
     for log, records in logs.items(): _truncate_log(out / log, records, self.step)
     if self.step < self.config.steps: self.file = _AppendLog(out / "log.jsonl")
     return self.step
 
+# %% ../nbs/05b_runs.ipynb #c533c3f7
 def _optimiser_problem(o: torch.optim.Optimizer) -> str | None:
-    """What is wrong with an optimiser's restored state (None: nothing): a hyperparameter that is not a finite number
-    >= 0, or a moment whose shape is not its parameter's (torch loads both unchecked; the first step would crash)."""
+    """What is wrong with an optimiser's restored state (None: nothing): a hyperparameter that is
+    not a finite number >= 0, or a moment whose shape is not its parameter's (torch loads both
+    unchecked; the first step would crash)."""
     for g in o.param_groups:
         for k, v in g.items():
             values = v if k == "betas" and isinstance(v, (tuple, list)) else [v]
             if k in ("lr", "eps", "weight_decay", "momentum", "betas", "alpha") and not all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
-                    for x in values):
+                    isinstance(x, (int, float)) and not isinstance(x, bool)
+                    and math.isfinite(x) and x >= 0 for x in values):
                 return f"its optimiser's {k} is {v!r}, not a finite number >= 0"
         for p in g["params"]:
             for name, t in o.state.get(p, {}).items():
                 if torch.is_tensor(t) and t.dim() and t.shape != p.shape:
-                    return f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter {tuple(p.shape)}"
+                    return (f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter "
+                            f"{tuple(p.shape)}")
     return None
 
+# %% ../nbs/05b_runs.ipynb #d7e5f57f
 @patch
 def _resume(self: RunDir, framework, optimisers, rng, noise, device):
-    "Restore the run from its checkpoint, if it is this run's: the weights, the optimisers, both streams, the step."
+    """Restore the run from its checkpoint, if it is this run's: the weights, the optimisers, both
+    streams, the step."""
     out = Path(self.path)
     state = read_checkpoint(out / "checkpoint.pt", map_location=device)
-    held = checkpoint_config(state, out)                     # (read before config.json is written again)
+    held = checkpoint_config(state, out)                # (read before config.json is written again)
     held = dataclasses.replace(held, precision=resolve_precision(held.precision, device))
     if not same_run(held, self.config):
-        raise DisentlitError(f"the checkpoint in {out} is from another configuration; use a new --out directory")
+        raise DisentlitError(f"the checkpoint in {out} is from another configuration; use a new "
+                             "--out directory")
     load_state(framework, state["model"], out / "checkpoint.pt")
     if len(state["optimisers"]) != len(optimisers):
-        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: it holds {len(state['optimisers'])} "
-                             f"optimiser states, the run has {len(optimisers)} optimisers")
+        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: it holds "
+                             f"{len(state['optimisers'])} optimiser states, the run has "
+                             f"{len(optimisers)} optimisers")
     try:
         for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
         _set_rng_state(rng, state["data_rng"]); noise.set_state(state["noise_rng"].cpu())
-    except (ValueError, RuntimeError, KeyError, TypeError, IndexError, RecursionError) as e:   # torch's, numpy's
-        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: its optimiser or generator states cannot "
-                             f"be restored ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
-    if problem := next(filter(None, map(_optimiser_problem, optimisers)), None):   # torch checks neither
+    except (ValueError, RuntimeError, KeyError, TypeError, IndexError,
+            RecursionError) as e:                                            # torch's, numpy's
+        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: its optimiser or "
+                             "generator states cannot be restored ("
+                             f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+                             ) from None
+    # torch checks neither
+    if problem := next(filter(None, map(_optimiser_problem, optimisers)), None):
         raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: {problem}")
     self.state, self.step = state, int(state["step"])
     if self.step > self.config.steps:
-        raise DisentlitError(f"the run in {out} has done {self.step} steps, more than the {self.config.steps} asked; "
-                             f"ask for {self.step} or more")
+        raise DisentlitError(f"the run in {out} has done {self.step} steps, more than the "
+                             f"{self.config.steps} asked; ask for {self.step} or more")
 
 # %% ../nbs/05b_runs.ipynb #5da9b318
 def load_state(framework: AE, state_dict: dict, where):
-    "Load a checkpoint's weights into `framework`; `DisentlitError` naming the checkpoint if they do not fit."
+    """Load a checkpoint's weights into `framework`; `DisentlitError` naming the checkpoint if they
+    do not fit."""
     try: framework.load_state_dict(state_dict)
     except RuntimeError as e:
-        raise DisentlitError(f"checkpoint {where} does not fit this model: {str(e).splitlines()[0]}") from None
+        raise DisentlitError(f"checkpoint {where} does not fit this model: "
+                             f"{str(e).splitlines()[0]}") from None
 
 # %% ../nbs/05b_runs.ipynb #6bf5d220
 @patch
 def log(self: RunDir, records: list[dict]):
-    for rec in records: self.file.write(json.dumps({k: finite_json(v) for k, v in rec.items()}) + "\n")
+    for rec in records:
+        self.file.write(json.dumps({k: finite_json(v) for k, v in rec.items()}) + "\n")
 
 @patch
 def point(self: RunDir, rec: dict):
     path = Path(self.path) / "curve.jsonl"
-    with writing(path, "learning curve"), open(path, "a") as f: f.write(json.dumps(rec, allow_nan=False) + "\n")
+    with writing(path, "learning curve"), open(path, "a") as f:
+        f.write(json.dumps(rec, allow_nan=False) + "\n")
 
+# %% ../nbs/05b_runs.ipynb #38d8e3e4
 @patch
 def due(self: RunDir, step: int) -> bool:
     return step % self.config.checkpoint_interval == 0 and step != self.config.steps
@@ -291,94 +338,117 @@ def due(self: RunDir, step: int) -> bool:
 @patch
 def checkpoint(self: RunDir, step: int, framework, optimisers, rng, noise):
     self.file.flush()
-    save_checkpoint(Path(self.path) / "checkpoint.pt", self.config, step, framework, optimisers, rng, noise)
+    save_checkpoint(Path(self.path) / "checkpoint.pt", self.config, step, framework, optimisers,
+                    rng, noise)
 
+# %% ../nbs/05b_runs.ipynb #4f7fadc8
 @patch
-def curve(self: RunDir, points: list[dict]) -> list[dict]: return read_curve(self.path)    # a resumed run's too
+def curve(self: RunDir, points: list[dict]) -> list[dict]:
+    return read_curve(self.path)                                        # a resumed run's too
 
 @patch
 def kept(self: RunDir) -> bool: return (Path(self.path) / "checkpoint.pt").exists()
 
 # %% ../nbs/05b_runs.ipynb #af4b61c9
 def _summary(result: dict) -> dict:
-    "What `result.json` and the final checkpoint keep of a result: everything but the per-step lists, as strict JSON."
-    return {k: ({n: finite_json(v) for n, v in val.items()} if k == "logs" else val) for k, val in result.items()
-            if k not in ("history", "step_seconds", "curve")}
+    """What `result.json` and the final checkpoint keep of a result: everything but the per-step
+    lists, as strict JSON."""
+    return {k: ({n: finite_json(v) for n, v in val.items()} if k == "logs" else val)
+            for k, val in result.items() if k not in ("history", "step_seconds", "curve")}
 
+# %% ../nbs/05b_runs.ipynb #a82e8622
 @patch
 def end(self: RunDir, result: dict, framework, optimisers, rng, noise) -> dict:
     summary, out = _summary(result), Path(self.path)
-    if result["status"] == "done":            # the final checkpoint carries the result: a finished run is never redone
-        save_checkpoint(out / "checkpoint.pt", self.config, result["steps"], framework, optimisers, rng, noise, summary)
+    # the final checkpoint carries the result: a finished run is never redone
+    if result["status"] == "done":
+        save_checkpoint(out / "checkpoint.pt", self.config, result["steps"], framework, optimisers,
+                        rng, noise, summary)
     atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)), "run result")
     return result
 
+# %% ../nbs/05b_runs.ipynb #a9b69e5a
 @patch
 def finished(self: RunDir) -> dict | None:
-    "The result of a run whose checkpoint is at its last step: read back, never recomputed (and result.json mended)."
+    """The result of a run whose checkpoint is at its last step: read back, never recomputed (and
+    result.json mended)."""
     if self.step < self.config.steps: return None
     summary = (self.state or {}).get("result")
-    if summary is None:                # a checkpoint of an earlier, longer request: its steps reached, no result kept
+    # a checkpoint of an earlier, longer request: its steps reached, no result kept
+    if summary is None:
         last = (read_log(Path(self.path) / "log.jsonl") or [{}])[-1]
-        summary = dict(status="done", step=self.step, steps=self.step, seconds=None, images_per_second=None,
+        summary = dict(status="done", step=self.step, steps=self.step, seconds=None,
+                       images_per_second=None,
                        logs={k: v for k, v in last.items() if k not in ("step", "status")})
     summary = dict(summary, run_dir=self.path)
-    atomic_write(Path(self.path) / "result.json", lambda p: p.write_text(json.dumps(summary)), "run result")
+    atomic_write(Path(self.path) / "result.json", lambda p: p.write_text(json.dumps(summary)),
+                 "run result")
     return dict(summary, history=[], step_seconds=[], curve=read_curve(self.path))
 
 # %% ../nbs/05b_runs.ipynb #2f2e9823
 def build_run(config: RunConfig,     # the run
               ) -> tuple[AE, GroundTruthData]:
-    """The fresh framework and the dataset of run `config`, every setting checked, the model's size too (built first on
-    torch's meta device, which holds no memory, and refused if its parameters and optimiser state cannot fit): nothing
-    trained, nothing written."""
-    if not isinstance(config, RunConfig): raise DisentlitError(f"a run is a RunConfig, got {config!r}")
+    """The fresh framework and the dataset of run `config`, every setting checked, the model's size
+    too (built first on torch's meta device, which holds no memory, and refused if its parameters
+    and optimiser state cannot fit): nothing trained, nothing written."""
+    if not isinstance(config, RunConfig):
+        raise DisentlitError(f"a run is a RunConfig, got {config!r}")
     config.check()
     data = get_dataset(config.dataset, **config.dataset_params)
     given = dict(latents=config.latents, model=config.model, width=config.width)
-    given = {k: v for k, v in given.items() if v is not None}        # model None: framework_for's choice for the data
+    # model None: framework_for's choice for the data
+    given = {k: v for k, v in given.items() if v is not None}
     if twice := sorted(set(given) & set(config.framework_params)):
-        raise DisentlitError(f"{twice[0]} is a run setting of its own; give it there, not in framework_params")
-    build = lambda: framework_for(data, config.framework, recon=get_loss(config.loss, **config.loss_params),
-                                  seed=config.seed if config.init_seed is None else config.init_seed, **given,
-                                  **config.framework_params)
-    with torch.device("meta"): n = sum(p.numel() for p in build().parameters())   # counted without memory
-    check_memory(16 * n, f"the model's {n:,} parameters with their gradients and Adam's two moments (float32)",
-                 "give a smaller width, fewer latents or a smaller discriminator")
+        raise DisentlitError(f"{twice[0]} is a run setting of its own; give it there, not in "
+                             "framework_params")
+    build = lambda: framework_for(data, config.framework,
+                                  recon=get_loss(config.loss, **config.loss_params),
+                                  seed=config.seed if config.init_seed is None
+                                  else config.init_seed, **given, **config.framework_params)
+    # counted without memory
+    with torch.device("meta"): n = sum(p.numel() for p in build().parameters())
+    check_memory(16 * n,
+                 f"the model's {n:,} parameters with their gradients and Adam's two moments "
+                 "(float32)", "give a smaller width, fewer latents or a smaller discriminator")
     return build(), data
 
 # %% ../nbs/05b_runs.ipynb #0001cc2a
 def train(config: RunConfig,         # the run
-          out_dir: str | Path,       # its run directory: made, or resumed when it holds this run's checkpoint
+          # its run directory: made, or resumed when it holds this run's checkpoint
+          out_dir: str | Path,
           device=None,               # where it trains if not `config.device`
           progress: bool = True,     # a progress bar on stderr
           allocator: bool = True,    # tune glibc's allocator first (`tune_allocator`)
-          evaluator: Callable | None = None,  # what scores the learning curve when `config.eval_every` is set
-          built: tuple | None = None,         # `build_run(config)`'s (framework, data), to keep the trained model
+          # what scores the learning curve when `config.eval_every` is set
+          evaluator: Callable | None = None,
+          # `build_run(config)`'s (framework, data), to keep the trained model
+          built: tuple | None = None,
           recorder: RunDir | None = None,     # what writes `out_dir` (default: `RunDir(out_dir)`)
           ) -> dict:
-    """Train the run `config` describes into the run directory `out_dir`: `fit`, with the directory as its recorder
-    (07b's `TrackedRunDir` also reports to a tracker). Everything is checked before the directory is made. Returns
-    `fit`'s result."""
+    """Train the run `config` describes into the run directory `out_dir`: `fit`, with the directory
+    as its recorder (07b's `TrackedRunDir` also reports to a tracker). Everything is checked
+    before the directory is made. Returns `fit`'s result."""
     framework, data = built or build_run(config)
-    return fit(framework, data, config, device=device, progress=progress, allocator=allocator, evaluator=evaluator,
-               recorder=recorder or RunDir(out_dir))
+    return fit(framework, data, config, device=device, progress=progress, allocator=allocator,
+               evaluator=evaluator, recorder=recorder or RunDir(out_dir))
 
 # %% ../nbs/05b_runs.ipynb #5e563b0b
 def load_run(run_dir: str | Path,    # a run directory written by `train`
              device=None,            # where the model goes (default cpu)
              finished: bool = False, # refuse a run that has not reached its last step
              ) -> tuple[AE, GroundTruthData, RunConfig]:
-    """The trained model (eval mode), its dataset and its configuration from a run directory (with `finished`, only
-    from one whose checkpoint is at its last step)."""
+    """The trained model (eval mode), its dataset and its configuration from a run directory (with
+    `finished`, only from one whose checkpoint is at its last step)."""
     config = read_config(run_dir)
     state = read_checkpoint(Path(run_dir) / "checkpoint.pt", map_location=device or "cpu")
     if not same_run(checkpoint_config(state, run_dir), config):
-        raise DisentlitError(f"the checkpoint in {run_dir} is from another configuration than its config.json")
+        raise DisentlitError(f"the checkpoint in {run_dir} is from another configuration than its "
+                             "config.json")
     if finished and int(state["step"]) < config.steps:
-        raise DisentlitError(f"{run_dir} is not finished: its checkpoint is at step {int(state['step'])} of "
-                             f"{config.steps} (stopped, killed, or still training); resume it with the same train "
-                             "command, or allow an unfinished run (--allow-unfinished) to score it as it is")
+        raise DisentlitError(f"{run_dir} is not finished: its checkpoint is at step "
+                             f"{int(state['step'])} of {config.steps} (stopped, killed, or still "
+                             "training); resume it with the same train command, or allow an "
+                             "unfinished run (--allow-unfinished) to score it as it is")
     model, data = build_run(config)
     load_state(model, state["model"], Path(run_dir) / "checkpoint.pt")
     return model.to(device or "cpu").eval(), data, config
