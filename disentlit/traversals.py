@@ -64,6 +64,7 @@ def encoded_range(model: AE, data: GroundTruthData, sample: int = 1000,
                          axis=0)
     return lo, hi
 
+# %% ../nbs/07_traversals.ipynb #c183a5bc
 @torch.no_grad()
 def traversal_grid(
     model: AE, # a framework
@@ -195,6 +196,7 @@ def _tile(images: np.ndarray, cols: int) -> np.ndarray:
             c * (W + 2):c * (W + 2) + W] = (img * 255).round().astype(np.uint8)
     return out
 
+# %% ../nbs/07_traversals.ipynb #907ecbe0
 def traversal_gif(
     grid: dict, # what `traversal_grid` returned
     path: str | Path, # the GIF to write
@@ -322,10 +324,12 @@ LEVELS = ("gt", "pcv", "l2", "kl", "recon")
 LEVEL_LABELS = ("ground truth", "perceived (data)", "L2 of latent means", "KL of posteriors",
                 "perceived (recons)")
 
+# %% ../nbs/07_traversals.ipynb #cfeb7161
 def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
     "KL(q_u || q_v) between every two diagonal Gaussians of each traversal: (B, f, D) -> (B, f, f)."
     return kl_normal_pair(mu[:, :, None], logvar[:, :, None], mu[:, None], logvar[:, None]).sum(-1)
 
+# %% ../nbs/07_traversals.ipynb #b916bd99
 def learned_distance_matrices(
     model: torch.nn.Module, # a trained framework: `encoder` (-> mean, log-variance) and `decode`
     data: GroundTruthData, # the dataset
