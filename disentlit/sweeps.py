@@ -92,6 +92,7 @@ def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | No
     write_json(path, scores)
     return scores
 
+# %% ../nbs/08b_sweeps.ipynb #9caa9547
 def _illustrate(config: RunConfig, model: AE, data: GroundTruthData, out_dir: Path) -> Path:
     """The run's loss curve and its traversal grid (07b's `traversals_png`), each drawn once; the
     grid's file."""
@@ -117,6 +118,7 @@ def _evaluator(config: RunConfig) -> Callable | None:
     nothing."""
     return scorer(config) if config.eval_every is not None else None
 
+# %% ../nbs/08b_sweeps.ipynb #26262e4b
 def _conclude(config: RunConfig, out_dir: Path, model: AE, data: GroundTruthData, r: dict, tracker,
               progress: bool) -> dict:
     """What `run` does once its run is trained (`r`: `train`'s result): the run's result, with its
@@ -141,6 +143,7 @@ def _conclude(config: RunConfig, out_dir: Path, model: AE, data: GroundTruthData
     report_end(tracker, r["logs"], metrics, grid, r["step"])
     return dict(result, metrics=metrics)
 
+# %% ../nbs/08b_sweeps.ipynb #aa1206c6
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
         progress: bool = False,     # progress bars on stderr
@@ -167,6 +170,7 @@ def _alone(config: RunConfig, out_dir: str | Path, **kw) -> dict | Exception:
     try: return run(config, out_dir, **kw)
     except Exception as e: return e
 
+# %% ../nbs/08b_sweeps.ipynb #41066210
 def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, device,
             track: str | None, group: str | None) -> list:
     """The runs trained as one pack (`train_packed`), each then concluded as `run` concludes it:
@@ -187,6 +191,7 @@ def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, 
             except Exception as e: outcomes.append(e)
         return outcomes
 
+# %% ../nbs/08b_sweeps.ipynb #ac720e18
 def run_packed(configs: Sequence[RunConfig],    # runs of one `pack_key` (05c)
                out_dirs: Sequence[str | Path],  # a run directory for each
                progress: bool = False,          # progress bars on stderr
@@ -218,6 +223,7 @@ PACKING_ENGINES: list = []  # the engines that take `pack` (runs of one shape tr
 # the module that registers the engines of clusters (08ba_engines)
 CLUSTER_ENGINES = "disentlit.engines"
 
+# %% ../nbs/08b_sweeps.ipynb #d3c70401
 def register_engine(name: str,           # what `run_sweep(engine=)` and `--engine` call it
                     # `engine(db, sweep, run_fn, out_root, progress=, lease=, **options)`
                     engine: Callable,
@@ -235,12 +241,14 @@ def register_engine(name: str,           # what `run_sweep(engine=)` and `--engi
     if packs and name not in PACKING_ENGINES: PACKING_ENGINES.append(name)
     return engine
 
+# %% ../nbs/08b_sweeps.ipynb #ed701383
 def _engines() -> dict:
     """Every engine by name: this notebook's, and those of clusters, which register themselves as
     their module loads."""
     importlib.import_module(CLUSTER_ENGINES)
     return ENGINES
 
+# %% ../nbs/08b_sweeps.ipynb #5e22d865
 def check_engine_options(engine: str,    # one of `ENGINES`
                          options: dict,  # its options, e.g. {"workers": 2}
                          ):
@@ -337,6 +345,7 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
+# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
 def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
             threads: int, parent: int | None = None, pack: int = 1):
     """A worker process of the local engine: its share of the threads, its own connection, the
@@ -481,6 +490,7 @@ def _earlier_runs(path: Path) -> bool:
     earlier disentlit left it."""
     return all(p.is_dir() and re.fullmatch(r"[0-9a-f]{16}", p.name) for p in path.iterdir())
 
+# %% ../nbs/08b_sweeps.ipynb #b72dc079
 def _runs_folder(db_path: Path, out_root) -> Path:
     """Where the run directories go (default: DB_runs beside the database), checked: the database's
     folder exists, the database is one (or new), the runs folder is disentlit's own and can be
@@ -493,6 +503,7 @@ def _runs_folder(db_path: Path, out_root) -> Path:
     return owned_dir(runs_folder(db_path) if out_root is None else out_root, "runs folder",
                      adopt=_earlier_runs)
 
+# %% ../nbs/08b_sweeps.ipynb #c7c8cc12
 def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
     """Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume`
     (stale runs back)."""
@@ -519,6 +530,7 @@ def _engine_options(spec: dict, engine: str, given: dict) -> dict:
     _ENGINE_RULES[engine][1](options)
     return options
 
+# %% ../nbs/08b_sweeps.ipynb #bc488f3a
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
               engine: str = "local",              # one of `ENGINES`
