@@ -25,9 +25,9 @@ from typing import Callable, Iterable, Sequence
 
 import torch
 
-from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, owned_dir, parse_json,
-                            passing, progress_bar, read_file, refused_dir, save_figure, setting,
-                            sigterm_as_interrupt, write_json)
+from .core import (check_positive, DisentlitError, human_bytes, lease_seconds, owned_dir,
+                            parse_json, passing, progress_bar, read_file, refused_dir, save_figure,
+                            setting, sigterm_as_interrupt, write_json)
 from .data import GroundTruthData
 from .models import AE
 from .config import RunConfig
@@ -35,11 +35,13 @@ from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as bef
 from .training import ready, resolve_device
 from .runs import _earlier_run, build_run, plot_loss_curve, train
 from .packed import pack_key, train_packed
-from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl, metric_plan,
-                                  scalar_metrics, scorer)
-from .tracking import check_tracker, open_tracker, report_end, TrackedRunDir, traversals_png
-from .store import (curve_points, db_file, LATENTS_FILE, ResultsDB, runs_folder, UDR_SAMPLE,  # (curve_points:
-                              write_latents)                                                   #  here first)
+from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl,
+                                  metric_plan, scalar_metrics, scorer)
+from .tracking import (check_tracker, open_tracker, report_end, TrackedRunDir,
+                                traversals_png)
+# (curve_points: here first)
+from .store import (curve_points, db_file, LATENTS_FILE, ResultsDB, runs_folder,
+                             UDR_SAMPLE, write_latents)
 
 # %% auto #0
 __all__ = ['ENGINES', 'ENGINE_OPTIONS', 'PACKING_ENGINES', 'CLUSTER_ENGINES', 'check_run', 'check_runs', 'run', 'run_packed',
@@ -48,19 +50,20 @@ __all__ = ['ENGINES', 'ENGINE_OPTIONS', 'PACKING_ENGINES', 'CLUSTER_ENGINES', 'c
 # %% ../nbs/08b_sweeps.ipynb #aaa9e76e
 def check_run(config: RunConfig,     # a run
               ) -> RunConfig:
-    """Build what `config` needs short of training it (`build_run`), ready it for its batch (`ready`) and plan its
-    metrics: every setting checked."""
+    """Build what `config` needs short of training it (`build_run`), ready it for its batch
+    (`ready`) and plan its metrics: every setting checked."""
     framework, data = build_run(config)
     ready(framework, data, config.batch_size)
     metric_plan(list(config.metrics), config.metric_params or None)
-    if config.curve_metrics: metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
+    if config.curve_metrics: metric_plan(list(config.curve_metrics),
+                                         config.curve_metric_params or None)
     return config
 
 # %% ../nbs/08b_sweeps.ipynb #e29f12cf
 def check_runs(configs: list[RunConfig]):
-    """`check_run` on every configuration; the error names the first bad run by its place and settings. Runs that
-    differ only in their seeds are built once (their seeds checked each): a spec's size costs time linear in its
-    distinct settings, not in its seeds."""
+    """`check_run` on every configuration; the error names the first bad run by its place and
+    settings. Runs that differ only in their seeds are built once (their seeds checked each): a
+    spec's size costs time linear in its distinct settings, not in its seeds."""
     built = set()
     for i, c in enumerate(configs):
         try:
@@ -74,29 +77,35 @@ def check_runs(configs: list[RunConfig]):
 # %% ../nbs/08b_sweeps.ipynb #ad0a33d3
 def _scores(config: RunConfig, model: AE, data: GroundTruthData, last: dict | None, out_dir: Path,
             progress: bool) -> dict:
-    "The run's scores: as written (`metrics.json`), else its curve's last point's, else computed; written once."
+    """The run's scores: as written (`metrics.json`), else its curve's last point's, else computed;
+    written once."""
     if (path := out_dir / "metrics.json").exists():
         try: kept = parse_json(read_file(path, "run's scores", 2 ** 24), "run's scores", path)
-        except DisentlitError: kept = None                   # damaged (a crash, a hand): scored again, below
+        except DisentlitError: kept = None          # damaged (a crash, a hand): scored again, below
         if isinstance(kept, dict): return kept
     if last is not None: scores = last["scores"]
     else:
         with torch.no_grad():
-            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics), seed=config.seed,
-                              standardise=model.standardise, params=config.metric_params or None, progress=progress)
+            scores = evaluate(as_encode(model, channels_last=False), data, list(config.metrics),
+                              seed=config.seed, standardise=model.standardise,
+                              params=config.metric_params or None, progress=progress)
     write_json(path, scores)
     return scores
 
+# %% ../nbs/08b_sweeps.ipynb #9caa9547
 def _illustrate(config: RunConfig, model: AE, data: GroundTruthData, out_dir: Path) -> Path:
-    "The run's loss curve and its traversal grid (07b's `traversals_png`), each drawn once; the grid's file."
+    """The run's loss curve and its traversal grid (07b's `traversals_png`), each drawn once; the
+    grid's file."""
     title = f"{config.framework} {config.loss} seed {config.seed}"
     if not (out_dir / "loss_curve.png").exists() and (out_dir / "log.jsonl").exists():
-        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png", dpi=90)
+        save_figure(plot_loss_curve(out_dir / "log.jsonl", title), out_dir / "loss_curve.png",
+                    dpi=90)
     return traversals_png(model, data, config, out_dir)
 
 # %% ../nbs/08b_sweeps.ipynb #41a1c195
 def _keep_latents(model: AE, data: GroundTruthData, out_dir: Path):
-    "The run's latent means and KLs of the shared sample (`UDR_SAMPLE`), for the figures (`write_latents`), once."
+    """The run's latent means and KLs of the shared sample (`UDR_SAMPLE`), for the figures
+    (`write_latents`), once."""
     if (out_dir / LATENTS_FILE).exists(): return
     n, seed = UDR_SAMPLE["n"], UDR_SAMPLE["seed"]
     means = encode_indices(as_encode(model, channels_last=False), data, data.sample_idx(n, seed),
@@ -105,41 +114,53 @@ def _keep_latents(model: AE, data: GroundTruthData, out_dir: Path):
 
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
 def _evaluator(config: RunConfig) -> Callable | None:
-    "What scores the run's learning curve: `scorer(config)` if it has one (`eval_every`), else nothing."
+    """What scores the run's learning curve: `scorer(config)` if it has one (`eval_every`), else
+    nothing."""
     return scorer(config) if config.eval_every is not None else None
 
+# %% ../nbs/08b_sweeps.ipynb #26262e4b
 def _conclude(config: RunConfig, out_dir: Path, model: AE, data: GroundTruthData, r: dict, tracker,
               progress: bool) -> dict:
-    """What `run` does once its run is trained (`r`: `train`'s result): the run's result, with its scores, diagnosis,
-    curve, pictures and latents written once each, and its end reported to its tracker."""
-    result = dict(status=r["status"], step=r["step"], final=r["logs"], images_per_second=r["images_per_second"],
-                  seconds=r["seconds"])
+    """What `run` does once its run is trained (`r`: `train`'s result): the run's result, with its
+    scores, diagnosis, curve, pictures and latents written once each, and its end reported to its
+    tracker."""
+    result = dict(status=r["status"], step=r["step"], final=r["logs"],
+                  images_per_second=r["images_per_second"], seconds=r["seconds"])
     if r["status"] != "done": return dict(result, message=r.get("message"))
-    last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None   # its last point
-    final = None if config.curve_metrics else last          # a curve of cheaper metrics: the final scores are its own
-    scores = _scores(config, model.eval(), data, final, out_dir, progress)   # the model it trained, or read back
+    # its last point
+    last = r["curve"][-1] if r["curve"] and r["curve"][-1]["step"] == config.steps else None
+    # a curve of cheaper metrics: the final scores are its own
+    final = None if config.curve_metrics else last
+    # the model it trained, or read back
+    scores = _scores(config, model.eval(), data, final, out_dir, progress)
     diag = last if last is not None else diagnose(model, data, seed=config.seed)
-    result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed", "channels")})
-    result.update(curve=curve_points(r["curve"]), **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
+    result.update({k: diag[k] for k in ("kl_per_latent", "active_latents", "collapsed",
+                                        "channels")})
+    result.update(curve=curve_points(r["curve"]),
+                  **{"dci_mode": scores["dci"].get("mode")} if "dci" in scores else {})
     grid, metrics = _illustrate(config, model, data, out_dir), scalar_metrics(scores)
     _keep_latents(model, data, out_dir)
     report_end(tracker, r["logs"], metrics, grid, r["step"])
     return dict(result, metrics=metrics)
 
+# %% ../nbs/08b_sweeps.ipynb #aa1206c6
 def run(config: RunConfig,          # the run
         out_dir: str | Path,        # its run directory
         progress: bool = False,     # progress bars on stderr
-        device=None,                # where it trains and is evaluated (default: cuda when there is one, else cpu)
-        track: str | None = None,   # also report it to this tracker (07b's `TRACKERS`: wandb, tensorboard)
+        # where it trains and is evaluated (default: cuda when there is one, else cpu)
+        device=None,
+        # also report it to this tracker (07b's `TRACKERS`: wandb, tensorboard)
+        track: str | None = None,
         group: str | None = None,   # its group there (a sweep's runs: the sweep's name)
         ) -> dict:
-    "Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left); returns its result."
+    """Train, evaluate and illustrate one run in `out_dir` (resuming what an earlier attempt left);
+    returns its result."""
     import matplotlib; matplotlib.use("Agg")
     out_dir, (model, data) = Path(out_dir), build_run(config)
-    tracker = open_tracker(track, config, out_dir, group)          # none asked: one that reports nowhere
+    tracker = open_tracker(track, config, out_dir, group)     # none asked: one that reports nowhere
     try:
-        r = train(config, out_dir, device=device, progress=progress, built=(model, data), evaluator=_evaluator(config),
-                  recorder=TrackedRunDir(out_dir, tracker))
+        r = train(config, out_dir, device=device, progress=progress, built=(model, data),
+                  evaluator=_evaluator(config), recorder=TrackedRunDir(out_dir, tracker))
         return _conclude(config, out_dir, model, data, r, tracker, progress)
     finally: tracker.close()
 
@@ -149,9 +170,11 @@ def _alone(config: RunConfig, out_dir: str | Path, **kw) -> dict | Exception:
     try: return run(config, out_dir, **kw)
     except Exception as e: return e
 
-def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, device, track: str | None,
-            group: str | None) -> list:
-    "The runs trained as one pack (`train_packed`), each then concluded as `run` concludes it: each one's outcome."
+# %% ../nbs/08b_sweeps.ipynb #41066210
+def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, device,
+            track: str | None, group: str | None) -> list:
+    """The runs trained as one pack (`train_packed`), each then concluded as `run` concludes it:
+    each one's outcome."""
     import matplotlib; matplotlib.use("Agg")
     built = [build_run(c) for c in configs]
     with contextlib.ExitStack() as held:
@@ -163,59 +186,74 @@ def _packed(configs: Sequence[RunConfig], out_dirs: list[Path], progress: bool, 
                           recorders=[TrackedRunDir(d, t) for d, t in zip(out_dirs, trackers)])
         outcomes = []
         for c, d, (model, data), r, t in zip(configs, out_dirs, built, rs, trackers):
-            try: outcomes.append(dict(_conclude(c, d, model, data, r, t, progress), packed=len(configs)))
+            try: outcomes.append(dict(_conclude(c, d, model, data, r, t, progress),
+                                      packed=len(configs)))
             except Exception as e: outcomes.append(e)
         return outcomes
 
+# %% ../nbs/08b_sweeps.ipynb #ac720e18
 def run_packed(configs: Sequence[RunConfig],    # runs of one `pack_key` (05c)
                out_dirs: Sequence[str | Path],  # a run directory for each
                progress: bool = False,          # progress bars on stderr
                device=None,                     # where they train and are evaluated (as `run`'s)
-               track: str | None = None,        # also report each to this tracker (tensorboard; not wandb)
-               group: str | None = None,        # their group there (a sweep's runs: the sweep's name)
+               # also report each to this tracker (tensorboard; not wandb)
+               track: str | None = None,
+               group: str | None = None,      # their group there (a sweep's runs: the sweep's name)
                ) -> list:
-    """`run` for runs that share a shape, trained as one pack: each run's result, in order, or the exception that
-    stopped it (its scoring; or, once the pack has raised and its runs are run one at a time, its `run`)."""
+    """`run` for runs that share a shape, trained as one pack: each run's result, in order, or the
+    exception that stopped it (its scoring; or, once the pack has raised and its runs are run one
+    at a time, its `run`)."""
     kw = dict(progress=progress, device=device, track=track, group=group)
     if len(configs) > 1 and track == "wandb":
-        raise DisentlitError("packed runs report to tensorboard only: W&B keeps one run per process")
+        raise DisentlitError("packed runs report to tensorboard only: W&B keeps one run per "
+                             "process")
     if len(configs) > 1:
         try: return _packed(configs, [Path(d) for d in out_dirs], **kw)
-        except Exception as e:                  # a run's directory, memory: each run alone, its exception its own
-            warnings.warn(f"a pack of {len(configs)} runs stopped ({type(e).__name__}: {e}); its runs go on one at "
-                          "a time, each from its last checkpoint")
+        except Exception as e:    # a run's directory, memory: each run alone, its exception its own
+            warnings.warn(f"a pack of {len(configs)} runs stopped ({type(e).__name__}: {e}); its "
+                          "runs go on one at a time, each from its last checkpoint")
     return [_alone(c, d, **kw) for c, d in zip(configs, out_dirs)]
 
 # %% ../nbs/08b_sweeps.ipynb #9fb6092c
-ENGINES: dict = {}          # name: the function that executes a sweep's pending runs (`register_engine`)
+# name: the function that executes a sweep's pending runs (`register_engine`)
+ENGINES: dict = {}
 ENGINE_OPTIONS: dict = {}   # name: the names of its options
 _ENGINE_RULES: dict = {}    # name: (its options' check, what it needs from this machine)
 PACKING_ENGINES: list = []  # the engines that take `pack` (runs of one shape trained as one pack)
-CLUSTER_ENGINES = "disentlit.engines"   # the module that registers the engines of clusters (08ba_engines)
+# the module that registers the engines of clusters (08ba_engines)
+CLUSTER_ENGINES = "disentlit.engines"
 
-def register_engine(name: str,                               # what `run_sweep(engine=)` and `--engine` call it
-                    engine: Callable,                        # `engine(db, sweep, run_fn, out_root, progress=, lease=, **options)`
-                    options: Iterable[str],                  # the names of its options
-                    check: Callable[[dict], None],           # raises `DisentlitError` for a bad option value
-                    ready: Callable[[dict], None] | None = None,  # raises if it cannot run from here
-                    packs: bool = False,                     # it takes `pack=K` and a group run function (`run_packed`)
+# %% ../nbs/08b_sweeps.ipynb #d3c70401
+def register_engine(name: str,           # what `run_sweep(engine=)` and `--engine` call it
+                    # `engine(db, sweep, run_fn, out_root, progress=, lease=, **options)`
+                    engine: Callable,
+                    options: Iterable[str],         # the names of its options
+                    check: Callable[[dict], None],  # raises `DisentlitError` for a bad option value
+                    # raises if it cannot run from here
+                    ready: Callable[[dict], None] | None = None,
+                    # it takes `pack=K` and a group run function (`run_packed`)
+                    packs: bool = False,
                     ) -> Callable:
-    """Make `engine` known by `name`, with its options' names, their check, what it needs from this machine, and
-    whether it trains runs packed."""
+    """Make `engine` known by `name`, with its options' names, their check, what it needs from this
+    machine, and whether it trains runs packed."""
     ENGINES[name], ENGINE_OPTIONS[name] = engine, tuple(options)
     _ENGINE_RULES[name] = (check, ready or (lambda options: None))
     if packs and name not in PACKING_ENGINES: PACKING_ENGINES.append(name)
     return engine
 
+# %% ../nbs/08b_sweeps.ipynb #ed701383
 def _engines() -> dict:
-    "Every engine by name: this notebook's, and those of clusters, which register themselves as their module loads."
+    """Every engine by name: this notebook's, and those of clusters, which register themselves as
+    their module loads."""
     importlib.import_module(CLUSTER_ENGINES)
     return ENGINES
 
+# %% ../nbs/08b_sweeps.ipynb #5e22d865
 def check_engine_options(engine: str,    # one of `ENGINES`
                          options: dict,  # its options, e.g. {"workers": 2}
                          ):
-    "The engine's options, checked (by `run_sweep` before anything is written, and by the engine itself)."
+    """The engine's options, checked (by `run_sweep` before anything is written, and by the engine
+    itself)."""
     if engine not in ENGINES and engine not in _engines():
         raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     if unknown := [k for k in options if k not in ENGINE_OPTIONS[engine]]:
@@ -231,16 +269,23 @@ def _error_text(e: BaseException) -> str:
 
 # %% ../nbs/08b_sweeps.ipynb #1010971e
 def _record(db: ResultsDB, run_id: str, result: dict):
-    "Record a run function's `result`: done with its metrics (kept once, in their column), or failed with its message."
-    if not isinstance(result, dict):               # a run function's bug: the run is failed, not left running
-        db.fail(run_id, f"the run function returned {type(result).__name__}, not a result mapping"); return
+    """Record a run function's `result`: done with its metrics (kept once, in their column), or
+    failed with its message."""
+    if not isinstance(result, dict):     # a run function's bug: the run is failed, not left running
+        db.fail(run_id, f"the run function returned {type(result).__name__}, not a result mapping")
+        return
     metrics = result.get("metrics", {})
     if result.get("status") == "done" and not isinstance(metrics, dict):
-        db.fail(run_id, f"the run function returned metrics of {type(metrics).__name__}, not a mapping", result); return
-    if result.get("status") == "done" and (bad := [k for k, v in metrics.items() if isinstance(v, float)
+        db.fail(run_id,
+                f"the run function returned metrics of {type(metrics).__name__}, not a mapping",
+                result)
+        return
+    if result.get("status") == "done" and (bad := [k for k, v in metrics.items()
+                                                   if isinstance(v, float)
                                                    and not math.isfinite(v)]):
-        db.fail(run_id, f"the run's metrics are not finite: {', '.join(f'{k}={metrics[k]}' for k in bad)} (a diverged "
-                        "model or a bug in a metric); the run is failed, not done", result); return
+        db.fail(run_id, f"the run's metrics are not finite: "
+                        f"{', '.join(f'{k}={metrics[k]}' for k in bad)} (a diverged model or a bug "
+                        "in a metric); the run is failed, not done", result); return
     if result.get("status") == "done":
         db.finish(run_id, metrics, {k: v for k, v in result.items() if k != "metrics"})
     else: db.fail(run_id, result.get("message") or f"run stopped: {result.get('status')}", result)
@@ -248,18 +293,21 @@ def _record(db: ResultsDB, run_id: str, result: dict):
 # %% ../nbs/08b_sweeps.ipynb #e00ee4e8
 @contextlib.contextmanager
 def heartbeat(db_path: str | Path,                       # the results database
-              run_ids: Callable[[], Iterable[str]],       # the runs whose leases to renew, asked at each beat
-              lease: float | None = None,                 # seconds (default $DISENTLIT_LEASE, else 600)
-              every: float | None = None,                 # seconds between beats (default: a quarter of the lease)
+              # the runs whose leases to renew, asked at each beat
+              run_ids: Callable[[], Iterable[str]],
+              lease: float | None = None,  # seconds (default $DISENTLIT_LEASE, else 600)
+              every: float | None = None,  # seconds between beats (default: a quarter of the lease)
               clock: Callable[[], float] = time.time):    # the database's clock (`ResultsDB`)
-    "Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own connection."
+    """Renew the lease of the runs `run_ids()` names every quarter lease, from a thread with its own
+    connection."""
     every, stop = lease_seconds(lease) / 4 if every is None else every, threading.Event()
     def beat():
         db = ResultsDB(db_path, create=False, clock=clock)
         try:
             while not stop.wait(every):
                 try: db.renew(run_ids())
-                except (sqlite3.Error, DisentlitError): pass        # a busy or vanished file: the next beat tries again
+                # a busy or vanished file: the next beat tries again
+                except (sqlite3.Error, DisentlitError): pass
         finally: db.close()
     thread = threading.Thread(target=beat, daemon=True, name="disentlit-heartbeat")
     thread.start()
@@ -267,16 +315,19 @@ def heartbeat(db_path: str | Path,                       # the results database
     finally: stop.set(); thread.join()
 
 # %% ../nbs/08b_sweeps.ipynb #f792e409
-def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, bar=None,
-            max_runs: int | None = None) -> int:
-    "Claim and execute pending runs of `sweep` one after the other in this process; returns how many ran."
+def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
+            lease: float, bar=None, max_runs: int | None = None) -> int:
+    """Claim and execute pending runs of `sweep` one after the other in this process; returns how
+    many ran."""
     n = 0
     while (max_runs is None or n < max_runs) and (claimed := db.claim(sweep=sweep)):
         run_id, config = claimed
         try:
-            with heartbeat(db.path, lambda: [run_id], lease): result = run_fn(config, out_root / run_id, **options)
+            with heartbeat(db.path, lambda: [run_id], lease):
+                result = run_fn(config, out_root / run_id, **options)
         except Exception as e: db.fail(run_id, _error_text(e), transient=passing(e))
-        except BaseException: db.release(run_id); raise          # Ctrl-C, SystemExit: the run goes back to pending
+        except BaseException:                     # Ctrl-C, SystemExit: the run goes back to pending
+            db.release(run_id); raise
         else: _record(db, run_id, result)
         n += 1
         if bar is not None: bar.update(1)
@@ -284,36 +335,41 @@ def _serial(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options
 
 # %% ../nbs/08b_sweeps.ipynb #f642ac42
 def _die_with_parent(parent: int):
-    """SIGTERM this process when process `parent` ends, however it ends: at once through Linux's PR_SET_PDEATHSIG,
-    and on any system within a second through a watchdog thread."""
+    """SIGTERM this process when process `parent` ends, however it ends: at once through Linux's
+    PR_SET_PDEATHSIG, and on any system within a second through a watchdog thread."""
     if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError): ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(1, signal.SIGTERM)
     def watch():
         while os.getppid() == parent: time.sleep(1)
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, threads: int,
-            parent: int | None = None, pack: int = 1):
-    """A worker process of the local engine: its share of the threads, its own connection, the serial loop (of packs,
-    `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent, ends with it, and on SIGTERM puts its runs back
-    to pending and ends quietly."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C reaches the whole process group: the parent decides
+# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
+            threads: int, parent: int | None = None, pack: int = 1):
+    """A worker process of the local engine: its share of the threads, its own connection, the
+    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
+    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
+    # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(os.getppid() if parent is None else parent)
     torch.set_num_threads(threads)
-    os.environ["DISENTLIT_PROGRESS"] = "lines"            # shown, but as lines: processes cannot share one line
+    # shown, but as lines: processes cannot share one line
+    os.environ["DISENTLIT_PROGRESS"] = "lines"
     db = ResultsDB(db_path, create=False)
     try:
         serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
         with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
-    except KeyboardInterrupt: pass                        # stopped: `_serial` put its run back to pending
+    except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
     finally: db.close()
 
 # %% ../nbs/08b_sweeps.ipynb #8474f089
-def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
-                   pack: int, bar=None, max_runs: int | None = None) -> int:
-    """`_serial` for packs: claim up to `pack` pending runs of one `pack_key` at a time, execute them with the group
-    run function `run_fn` (`run_packed`), record each run's outcome on its own; returns how many ran."""
+def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
+                   lease: float, pack: int, bar=None, max_runs: int | None = None) -> int:
+    """`_serial` for packs: claim up to `pack` pending runs of one `pack_key` at a time, execute
+    them with the group run function `run_fn` (`run_packed`), record each run's outcome on its
+    own; returns how many ran."""
     n = 0
     while (max_runs is None or n < max_runs) and (group := db.claim_group(
             pack if max_runs is None else min(pack, max_runs - n), pack_key, sweep=sweep)):
@@ -321,37 +377,44 @@ def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, 
         try:
             with heartbeat(db.path, lambda: ids, lease):
                 outcomes = run_fn(configs, [out_root / run_id for run_id in ids], **options)
-        except Exception as e: outcomes = [e] * len(ids)              # the group function's own failure: every run's
-        except BaseException:                                         # Ctrl-C, SIGTERM: the group back to pending
+        except Exception as e:                      # the group function's own failure: every run's
+            outcomes = [e] * len(ids)
+        except BaseException:                           # Ctrl-C, SIGTERM: the group back to pending
             for run_id in ids: db.release(run_id)
             raise
-        if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids): outcomes = [outcomes] * len(ids)
+        if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids):
+            outcomes = [outcomes] * len(ids)
         for run_id, outcome in zip(ids, outcomes):
-            if isinstance(outcome, Exception): db.fail(run_id, _error_text(outcome), transient=passing(outcome))
+            if isinstance(outcome, Exception):
+                db.fail(run_id, _error_text(outcome), transient=passing(outcome))
             else: _record(db, run_id, outcome)
         n += len(ids)
         if bar is not None: bar.update(len(ids))
     return n
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
-def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float, workers: int,
-              bar, pack: int = 1) -> int:
-    "`_serial` in `workers` spawned processes sharing this machine's threads; stopped, every worker stops too."
+def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
+              lease: float, workers: int, bar, pack: int = 1) -> int:
+    """`_serial` in `workers` spawned processes sharing this machine's threads; stopped, every
+    worker stops too."""
     if getattr(run_fn, "__module__", None) == "__main__":
-        raise DisentlitError("with workers, the run function must be importable by the worker processes (defined "
-                             "in a module, e.g. disentlit.sweeps.run), not in __main__ or a notebook")
+        raise DisentlitError("with workers, the run function must be importable by the worker "
+                             "processes (defined in a module, e.g. disentlit.sweeps.run), not in "
+                             "__main__ or a notebook")
     import multiprocessing as mp
-    import disentlit.sweeps as package                  # a spawned process imports its target from the package
-    ctx, threads, total = mp.get_context("spawn"), max(1, torch.get_num_threads() // workers), bar.total
-    procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root, options, lease, threads,
-                                                       os.getpid(), pack)) for _ in range(workers)]
+    import disentlit.sweeps as package       # a spawned process imports its target from the package
+    ctx, threads, total = (mp.get_context("spawn"), max(1, torch.get_num_threads() // workers),
+                           bar.total)
+    procs = [ctx.Process(target=package._worker, args=(str(db.path), sweep, run_fn, out_root,
+                                                       options, lease, threads, os.getpid(), pack))
+             for _ in range(workers)]
     for p in procs: p.start()
     left = lambda: sum(db.counts(sweep)[s] for s in ("pending", "running"))
     try:
         while any(p.is_alive() for p in procs):
             for p in procs: p.join(timeout=1)
             bar.update(total - left() - bar.n)
-    except BaseException:                        # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
+    except BaseException:         # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
         for p in procs: p.terminate()
         for p in procs:
             p.join(timeout=60)
@@ -359,137 +422,167 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
             db.release(pid=p.pid)
         raise
     if failed := [p.exitcode for p in procs if p.exitcode]:
-        raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with status {failed[0]}; "
-                             f"{left()} runs left; their errors are on stderr")
+        raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with "
+                             f"status {failed[0]}; {left()} runs left; their errors are on stderr")
     return total - left()
 
 
 # %% ../nbs/08b_sweeps.ipynb #7bbc57f1
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
-                 run_fn: Callable,               # `run_fn(config, out_dir, progress=, device=) -> result`
+                 # `run_fn(config, out_dir, progress=, device=) -> result`
+                 run_fn: Callable,
                  out_root: Path,                 # the run directories' folder
-                 progress: bool = True,          # progress bars on stderr (the sweep's, and each run's)
+                 # progress bars on stderr (the sweep's, and each run's)
+                 progress: bool = True,
                  max_runs: int | None = None,    # stop after this many
-                 workers: int = 1,               # processes sharing the machine's threads (and its GPU)
+                 # processes sharing the machine's threads (and its GPU)
+                 workers: int = 1,
                  device=None,                    # passed to the run function
                  lease: float | None = None,     # seconds (default $DISENTLIT_LEASE, else 600)
-                 pack: int = 1,                  # > 1: up to this many runs of one shape at a time, `run_fn` a group's
+                 # > 1: up to this many runs of one shape at a time, `run_fn` a group's
+                 pack: int = 1,
                  ) -> int:
-    """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the machine's threads
-    (and its GPU: several small runs keep one busy); with `pack` > 1, in groups of runs that share a shape, each group
-    one call of the group run function (`run_packed`). Returns how many ran."""
+    """Execute the pending runs of `sweep` in this process, or in `workers` processes that share the
+    machine's threads (and its GPU: several small runs keep one busy); with `pack` > 1, in groups
+    of runs that share a shape, each group one call of the group run function (`run_packed`).
+    Returns how many ran."""
     check_engine_options("local", dict(workers=workers, max_runs=max_runs, device=device))
     check_positive(pack, "pack")
     total = db.counts(sweep)["pending"]
     total = total if max_runs is None else min(total, max_runs)
-    workers, options, lease = max(1, min(workers, -(-total // pack))), dict(progress=progress, device=device), \
-        lease_seconds(lease)
+    workers, options, lease = (max(1, min(workers, -(-total // pack))),
+                               dict(progress=progress, device=device), lease_seconds(lease))
     bar = progress_bar(total=total, desc=f"sweep {sweep}", disable=not progress, unit="run")
     try:
-        if workers > 1: return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar, pack)
+        if workers > 1:
+            return _parallel(db, sweep, run_fn, out_root, options, lease, workers, bar, pack)
         if pack == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
         return _serial_packed(db, sweep, run_fn, out_root, options, lease, pack, bar, max_runs)
     finally: bar.close()
 
 # %% ../nbs/08b_sweeps.ipynb #17f6a4a2
 def _check_local(options: dict):
-    "The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every run), a device torch knows."
+    """The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every
+    run), a device torch knows."""
     if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
-    if (m := options.get("max_runs")) is not None: check_positive(m, "max_runs", " (or None: every pending run)")
+    if (m := options.get("max_runs")) is not None:
+        check_positive(m, "max_runs", " (or None: every pending run)")
     if options.get("device") is not None: resolve_device(options["device"])
 
 register_engine("local", local_engine, ("workers", "device", "max_runs"), _check_local, packs=True);
 
 # %% ../nbs/08b_sweeps.ipynb #fa6f4b7d
 def _same_runs(db: ResultsDB, sweep: str, configs: list[RunConfig]):
-    "Refuse to resume sweep `sweep` with a spec whose runs are not the ones the database holds for it."
+    """Refuse to resume sweep `sweep` with a spec whose runs are not the ones the database holds for
+    it."""
     held = {r[0] for r in db.con.execute("SELECT id FROM runs WHERE sweep=?", (sweep,))}
     given = {c.run_id for c in configs}
     if held != given:
         raise DisentlitError(f"{db.path} holds sweep {sweep!r} with other runs than this spec's "
-                             f"({len(given - held)} of the spec's are not in it, {len(held - given)} of its are not in "
-                             "the spec): the spec changed; give the changed spec a new name, or use another database")
+                             f"({len(given - held)} of the spec's are not in it, "
+                             f"{len(held - given)} of its are not in the spec): the spec changed; "
+                             "give the changed spec a new name, or use another database")
 
 # %% ../nbs/08b_sweeps.ipynb #6451224f
 def _earlier_runs(path: Path) -> bool:
-    "Whether the unmarked folder `path` holds only run directories (named by run id), as an earlier disentlit left it."
+    """Whether the unmarked folder `path` holds only run directories (named by run id), as an
+    earlier disentlit left it."""
     return all(p.is_dir() and re.fullmatch(r"[0-9a-f]{16}", p.name) for p in path.iterdir())
 
+# %% ../nbs/08b_sweeps.ipynb #b72dc079
 def _runs_folder(db_path: Path, out_root) -> Path:
-    """Where the run directories go (default: DB_runs beside the database), checked: the database's folder exists,
-    the database is one (or new), the runs folder is disentlit's own and can be written."""
+    """Where the run directories go (default: DB_runs beside the database), checked: the database's
+    folder exists, the database is one (or new), the runs folder is disentlit's own and can be
+    written."""
     if not db_path.parent.is_dir():
-        raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is created, its folder "
-                             "is not): make the folder first")
-    if db_path.exists(): ResultsDB(db_path, create=False).close()          # a foreign file is named before anything
-    return owned_dir(runs_folder(db_path) if out_root is None else out_root, "runs folder", adopt=_earlier_runs)
+        raise DisentlitError(f"{db_path}: no folder {db_path.parent} (a results database is "
+                             "created, its folder is not): make the folder first")
+    # a foreign file is named before anything
+    if db_path.exists(): ResultsDB(db_path, create=False).close()
+    return owned_dir(runs_folder(db_path) if out_root is None else out_root, "runs folder",
+                     adopt=_earlier_runs)
 
+# %% ../nbs/08b_sweeps.ipynb #c7c8cc12
 def _add_sweep(db: ResultsDB, name: str, configs: list[RunConfig], resume: bool, lease: float):
-    "Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume` (stale runs back)."
+    """Record sweep `name`'s runs as pending; a sweep the database holds already only with `resume`
+    (stale runs back)."""
     if (known := sum(db.counts(name).values())) and not resume:
-        raise DisentlitError(f"{db.path} already holds sweep {name!r} ({known} runs): add --resume to continue it")
+        raise DisentlitError(f"{db.path} already holds sweep {name!r} ({known} runs): add --resume "
+                             "to continue it")
     if known: _same_runs(db, name, configs)
-    if resume: db.requeue_stale(lease); db.requeue_transient(name)      # a full disk freed since: tried again
+    # a full disk freed since: tried again
+    if resume: db.requeue_stale(lease); db.requeue_transient(name)
     db.add_runs(name, configs)
 
 # %% ../nbs/08b_sweeps.ipynb #6c7ff141
 def _engine_options(spec: dict, engine: str, given: dict) -> dict:
-    """The engine's options: the spec's `engines` settings for it, then those `given` (which win); every engine the
-    spec names checked, and what the engine needs from this machine found (submitit's: its library, Slurm), before
-    anything is written."""
+    """The engine's options: the spec's `engines` settings for it, then those `given` (which win);
+    every engine the spec names checked, and what the engine needs from this machine found
+    (submitit's: its library, Slurm), before anything is written."""
     for name, options in spec.get("engines", {}).items():
         if name not in ENGINES:
-            raise DisentlitError(f"spec key 'engines' names unknown engine {name!r}; accepted: {', '.join(ENGINES)}")
+            raise DisentlitError(f"spec key 'engines' names unknown engine {name!r}; accepted: "
+                                 f"{', '.join(ENGINES)}")
         check_engine_options(name, options)
     options = {**spec.get("engines", {}).get(engine, {}), **given}
     check_engine_options(engine, options)
     _ENGINE_RULES[engine][1](options)
     return options
 
+# %% ../nbs/08b_sweeps.ipynb #bc488f3a
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
               engine: str = "local",              # one of `ENGINES`
               resume: bool = False,               # continue a sweep the database already holds
               run_fn: Callable | None = None,     # what executes a run (default: `run`)
-              out_root: str | Path | None = None, # the run directories' folder (default: DB_runs beside the database)
+              # the run directories' folder (default: DB_runs beside the database)
+              out_root: str | Path | None = None,
               progress: bool = True,              # progress bars on stderr
               lease: float | None = None,         # seconds (default $DISENTLIT_LEASE, else 600)
-              track: str | None = None,           # also report each run to this tracker (07b: wandb, tensorboard)
-              pack: int = 1,                      # > 1: train up to this many runs of one shape as one pack
+              # also report each run to this tracker (07b: wandb, tensorboard)
+              track: str | None = None,
+              pack: int = 1,              # > 1: train up to this many runs of one shape as one pack
               **engine_options) -> dict:
-    """Expand `spec`, record its runs in the database at `db_path`, execute the pending ones; returns the state counts.
-    The engine's options are the spec's (`engines`) with `engine_options` over them. With `pack` > 1 (engines in
-    `PACKING_ENGINES`), runs that share a `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
-    if engine not in _engines(): raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
+    """Expand `spec`, record its runs in the database at `db_path`, execute the pending ones;
+    returns the state counts. The engine's options are the spec's (`engines`) with
+    `engine_options` over them. With `pack` > 1 (engines in `PACKING_ENGINES`), runs that share a
+    `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
+    if engine not in _engines():
+        raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
     check_engine_options(engine, engine_options)
     if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
-        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 goes with the "
-                             f"{' or '.join(PACKING_ENGINES)} engine (pack 1 with any)")
+        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 "
+                             f"goes with the {' or '.join(PACKING_ENGINES)} engine (pack 1 with "
+                             "any)")
     if pack > 1 and track == "wandb":
-        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process (track wandb "
-                             "goes with pack 1)")
-    lease = lease_seconds(lease)                           # settled once: the argument, $DISENTLIT_LEASE or 600 s
-    setting("DISENTLIT_MALLOC")                            # read by every run's training: a bad value refused now
+        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process "
+                             "(track wandb goes with pack 1)")
+    lease = lease_seconds(lease)             # settled once: the argument, $DISENTLIT_LEASE or 600 s
+    setting("DISENTLIT_MALLOC")              # read by every run's training: a bad value refused now
     if check_tracker(track) is not None and run_fn is not None:
-        raise DisentlitError("track goes with the default run function (run); a run function of your own reports itself")
+        raise DisentlitError("track goes with the default run function (run); a run function of "
+                             "your own reports itself")
     if not isinstance(spec, (dict, str, Path)):
-        raise DisentlitError(f"spec must be a mapping or the path of a spec file, got {type(spec).__name__}")
+        raise DisentlitError("spec must be a mapping or the path of a spec file, got "
+                             f"{type(spec).__name__}")
     spec = spec if isinstance(spec, dict) else load_spec(spec)
     name, configs = expand_spec(spec)
     engine_options = _engine_options(spec, engine, engine_options)
     ours = run_fn is None
-    if ours: check_runs(configs)                           # the real runs: every one checked before any starts
+    if ours: check_runs(configs)                # the real runs: every one checked before any starts
     default = run if pack == 1 else run_packed
     run_fn = run_fn or (partial(default, track=track, group=name) if track else default)
     root = runs_folder(db_file(db_path)) if out_root is None else Path(out_root)
-    for c in configs if ours else ():         # a folder of the user's where a run would write: refused before any write
-        if why := refused_dir(root / c.run_id, "run directory", _earlier_run): raise DisentlitError(why)
+    # a folder of the user's where a run would write: refused before any write
+    for c in configs if ours else ():
+        if why := refused_dir(root / c.run_id, "run directory", _earlier_run):
+            raise DisentlitError(why)
     out_root, db = _runs_folder(db_file(db_path), out_root), ResultsDB(db_path)
     try:
         _add_sweep(db, name, configs, resume, lease)
-        with sigterm_as_interrupt():                      # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
-            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease, **engine_options,
-                            **dict(pack=pack) if pack > 1 else {})
+        with sigterm_as_interrupt():          # SIGTERM (timeout, a scheduler) cleans up like Ctrl-C
+            ENGINES[engine](db, name, run_fn, out_root, progress=progress, lease=lease,
+                            **engine_options, **dict(pack=pack) if pack > 1 else {})
         return db.counts(name)
     finally: db.close()

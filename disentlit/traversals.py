@@ -30,7 +30,8 @@ def to_images(
     data: GroundTruthData, # the dataset it was trained on (its channel statistics)
     x: torch.Tensor, # decoded observations (N, C, H, W), in the model's training space
 ) -> np.ndarray:
-    "Decoded observations (N, C, H, W) in the model's training space -> displayable images (N, H, W, C) in [0, 1]."
+    """Decoded observations (N, C, H, W) in the model's training space -> displayable images (N, H,
+    W, C) in [0, 1]."""
     x = x.detach().float().cpu()
     if model.standardise:
         mean, std = data.channel_stats()
@@ -45,7 +46,8 @@ def encode_obs(
     data: GroundTruthData, # the dataset
     idx, # indices of the observations
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    "Posterior means and log-variances (N, D) of the observations at `idx`, computed on the model's device."
+    """Posterior means and log-variances (N, D) of the observations at `idx`, computed on the
+    model's device."""
     device = next(model.parameters()).device
     return model.encoder(data.batch(np.atleast_1d(idx), model.standardise, device))
 
@@ -53,29 +55,37 @@ def encode_obs(
 SPANS = ("encoded", "prior")     # where `traversal_grid` runs each latent
 
 @torch.no_grad()
-def encoded_range(model: AE, data: GroundTruthData, sample: int = 1000, seed=0) -> tuple[np.ndarray, np.ndarray]:
-    "Each latent's 2.5% and 97.5% quantiles of its encoded means over `sample` observations: (D,) lows, (D,) highs."
+def encoded_range(model: AE, data: GroundTruthData, sample: int = 1000,
+                  seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """Each latent's 2.5% and 97.5% quantiles of its encoded means over `sample` observations: (D,)
+    lows, (D,) highs."""
     idx = data.sample_idx(min(check_positive(sample, "sample"), len(data)), as_rng(seed))
-    lo, hi = np.quantile(encode_obs(model, data, idx)[0].float().cpu().numpy(), [0.025, 0.975], axis=0)
+    lo, hi = np.quantile(encode_obs(model, data, idx)[0].float().cpu().numpy(), [0.025, 0.975],
+                         axis=0)
     return lo, hi
 
+# %% ../nbs/07_traversals.ipynb #c183a5bc
 @torch.no_grad()
 def traversal_grid(
     model: AE, # a framework
     data: GroundTruthData, # the dataset
-    idx: int | None = None, # the observation whose encoding the other latents keep (None: a random one)
+    # the observation whose encoding the other latents keep (None: a random one)
+    idx: int | None = None,
     values: int = 9, # values per latent, evenly spaced
     limit: float = 2.5, # with span 'prior': the values run over [-limit, limit]
     order: str = "kl", # rows by KL, most informative first ('kl'), or by latent ('index')
     seed=0, # the seed of the random observation, of the KL estimate and of the encoded sample
-    span: str = "encoded", # 'encoded': each latent over its encoded means' 2.5-97.5% quantiles; 'prior': [-limit, limit]
+    # 'encoded': each latent over its encoded means' 2.5-97.5% quantiles; 'prior': [-limit, limit]
+    span: str = "encoded",
     sample: int = 1000, # with span 'encoded': observations whose means give the quantiles
 ) -> dict: # images (D, values, H, W, C), latents, kl, values (D, values), idx, span
-    """Decoded traversals of every latent through one observation: images (D, values, H, W, C), the row order, the
-    KLs and each row's values."""
+    """Decoded traversals of every latent through one observation: images (D, values, H, W, C), the
+    row order, the KLs and each row's values."""
     if values < 2: raise DisentlitError(f"values must be >= 2, got {values}")
-    if order not in ("kl", "index"): raise DisentlitError(f"order must be 'kl' or 'index', got {order!r}")
-    if span not in SPANS: raise DisentlitError(f"unknown span {span!r}; accepted: {', '.join(SPANS)}")
+    if order not in ("kl", "index"):
+        raise DisentlitError(f"order must be 'kl' or 'index', got {order!r}")
+    if span not in SPANS:
+        raise DisentlitError(f"unknown span {span!r}; accepted: {', '.join(SPANS)}")
     rng = as_rng(seed)
     idx = int(data.sample_idx(1, rng)[0]) if idx is None else int(idx)
     mu, _ = encode_obs(model, data, [idx])
@@ -83,38 +93,45 @@ def traversal_grid(
     rows = np.argsort(-kl, kind="stable") if order == "kl" else np.arange(len(kl))
     if span == "prior": lo, hi = np.full(len(kl), -limit), np.full(len(kl), limit)
     else: lo, hi = encoded_range(model, data, sample, rng)
-    steps = torch.from_numpy(np.linspace(lo[rows], hi[rows], values, axis=1)).to(mu)        # (D, values)
+    steps = torch.from_numpy(np.linspace(lo[rows], hi[rows], values, axis=1)).to(mu)   # (D, values)
     z = mu.repeat(len(rows) * values, 1).view(len(rows), values, -1)
     for r, d in enumerate(rows): z[r, :, d] = steps[r]
-    images = to_images(model, data, model.decode(z.view(-1, z.shape[-1]))).reshape(len(rows), values, *data.obs_shape)
-    return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx, span=span)
+    images = to_images(model, data, model.decode(z.view(-1, z.shape[-1]))).reshape(
+        len(rows), values, *data.obs_shape)
+    return dict(images=images, latents=rows, kl=kl[rows], values=steps.cpu().numpy(), idx=idx,
+                span=span)
 
 # %% ../nbs/07_traversals.ipynb #3de943dd
 def tile_images(images: np.ndarray, # (R, C, H, W, ch), values in [0, 1]
                 gap: int = 2, # white pixels between two images
                 ) -> np.ndarray:
-    "The images as one picture, row by row, `gap` white pixels apart: (R(H + gap) - gap, C(W + gap) - gap, ch)."
+    """The images as one picture, row by row, `gap` white pixels apart: (R(H + gap) - gap, C(W +
+    gap) - gap, ch)."""
     R, C, H, W, ch = np.shape(images)
     pad = ((0, 0), (0, 0), (0, gap), (0, gap), (0, 0))
     tiled = np.pad(np.asarray(images, np.float32), pad, constant_values=1).transpose(0, 2, 1, 3, 4)
-    return tiled.reshape(R * (H + gap), C * (W + gap), ch)[:R * (H + gap) - gap, :C * (W + gap) - gap]
+    return tiled.reshape(R * (H + gap), C * (W + gap), ch)[:R * (H + gap) - gap,
+                                                           :C * (W + gap) - gap]
 
 # %% ../nbs/07_traversals.ipynb #c64c4561
 def plot_tiles(images: np.ndarray, # (R, C, H, W, ch), values in [0, 1]
                row_labels: Sequence[str], # a label left of each row
                col_labels: Sequence[str] | None = None, # a label under each column (None: none)
                size: float = 0.6, # inches per image
-               margins: tuple = (0.9, 0.7), # inches added for the labels and the title (width, height)
+               # inches added for the labels and the title (width, height)
+               margins: tuple = (0.9, 0.7),
                fontsize: float = 7, # of the labels
                ):
     "`(fig, ax)`: the images tiled (`tile_images`) on one set of axes, rows and columns labelled."
     import matplotlib.pyplot as plt
     R, C, H, W, ch = np.shape(images)
     gap = max(1, H // 32)
-    fig, ax = plt.subplots(figsize=(size * C + margins[0], size * R + margins[1]), layout="constrained")
+    fig, ax = plt.subplots(figsize=(size * C + margins[0], size * R + margins[1]),
+                           layout="constrained")
     pic = tile_images(images, gap)
     ax.imshow(pic[..., 0] if ch == 1 else pic, cmap="gray", vmin=0, vmax=1)
-    ax.set_yticks([r * (H + gap) + (H - 1) / 2 for r in range(R)], list(row_labels), fontsize=fontsize)
+    ax.set_yticks([r * (H + gap) + (H - 1) / 2 for r in range(R)], list(row_labels),
+                  fontsize=fontsize)
     ax.set_xticks([] if col_labels is None else [c * (W + gap) + (W - 1) / 2 for c in range(C)],
                   list(col_labels or []), fontsize=fontsize)
     ax.tick_params(length=0)
@@ -128,19 +145,20 @@ def plot_traversal_grid(
     size: float = 0.6, # inches per image (9 values make a page-wide figure)
     rows: int | None = 10, # at most this many latents, the grid's first (None: all)
 ):
-    """Show a traversal grid: one row per latent (labelled with its KL and, where rows have ranges of their own, its
-    range), one column per value. A grid of many latents shows its first `rows` (with `traversal_grid`'s default
-    order, those with the most KL) and says so in its title."""
+    """Show a traversal grid: one row per latent (labelled with its KL and, where rows have ranges
+    of their own, its range), one column per value. A grid of many latents shows its first `rows`
+    (with `traversal_grid`'s default order, those with the most KL) and says so in its title."""
     images, (D, V) = grid["images"], grid["images"].shape[:2]
     n = D if rows is None else max(1, min(rows, D))
     values = np.atleast_2d(grid["values"])
-    own = len(values) > 1 and not np.allclose(values, values[0])       # each row over a range of its own
+    own = len(values) > 1 and not np.allclose(values, values[0])  # each row over a range of its own
     spans = [f"\n{values[r, 0]:+.3g}..{values[r, -1]:+.3g}" if own else "" for r in range(n)]
-    fig, ax = plot_tiles(images[:n], [f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}{spans[r]}" for r in range(n)],
+    fig, ax = plot_tiles(images[:n], [f"z{grid['latents'][r]}\nKL {grid['kl'][r]:.2f}{spans[r]}"
+                                      for r in range(n)],
                          None if own else [f"{v:+.1f}" for v in values[0]], size=size)
     if own:
-        fig.supxlabel("each latent from the 2.5% to the 97.5% quantile of its encoded means (its range, left)",
-                      fontsize=7)
+        fig.supxlabel("each latent from the 2.5% to the 97.5% quantile of its encoded means (its "
+                      "range, left)", fontsize=7)
     shown = f"\n(the first {n} of {D} latents)" if n < D else ""
     fig.suptitle((title or "latent traversals (rows ordered by KL)") + shown, fontsize=9)
     return fig
@@ -155,13 +173,14 @@ def plot_reconstructions(
     size: float = 0.95, # inches per image
     title: str | None = None, # the figure's title
 ):
-    "Observations (top row) and each model's reconstruction of them from its posterior means (a row per model)."
+    """Observations (top row) and each model's reconstruction of them from its posterior means (a
+    row per model)."""
     idx = data.sample_idx(n, seed)
     rows = {"observation": data.obs(idx) / 255.0}
     for label, model in models.items():
         rows[label] = to_images(model, data, model.decode(encode_obs(model, data, idx)[0]))
-    fig, _ = plot_tiles(np.stack([np.asarray(images)[:n] for images in rows.values()]), list(rows), size=size,
-                        margins=(1.0, 0.5), fontsize=8)
+    fig, _ = plot_tiles(np.stack([np.asarray(images)[:n] for images in rows.values()]), list(rows),
+                        size=size, margins=(1.0, 0.5), fontsize=8)
     if title: fig.suptitle(title, fontsize=9)
     return fig
 
@@ -173,9 +192,11 @@ def _tile(images: np.ndarray, cols: int) -> np.ndarray:
     out = np.full((rows * (H + 2), cols * (W + 2), C), 255, np.uint8)
     for i, img in enumerate(images):
         r, c = divmod(i, cols)
-        out[r * (H + 2):r * (H + 2) + H, c * (W + 2):c * (W + 2) + W] = (img * 255).round().astype(np.uint8)
+        out[r * (H + 2):r * (H + 2) + H,
+            c * (W + 2):c * (W + 2) + W] = (img * 255).round().astype(np.uint8)
     return out
 
+# %% ../nbs/07_traversals.ipynb #907ecbe0
 def traversal_gif(
     grid: dict, # what `traversal_grid` returned
     path: str | Path, # the GIF to write
@@ -183,7 +204,8 @@ def traversal_gif(
     ms_per_frame: int = 120, # the duration of a frame
     scale: int = 2, # the enlargement
 ) -> Path: # `path`
-    "Write a traversal grid as an animated GIF: frame t shows every latent at the t-th value (and back)."
+    """Write a traversal grid as an animated GIF: frame t shows every latent at the t-th value (and
+    back)."""
     from PIL import Image
     images = grid["images"]                                                 # (D, V, H, W, C)
     D, V = images.shape[:2]
@@ -195,15 +217,17 @@ def traversal_gif(
         frame = Image.fromarray(tile[..., 0] if tile.shape[-1] == 1 else tile)
         frames.append(frame.resize((frame.width * scale, frame.height * scale), Image.NEAREST))
     path = Path(path)
-    atomic_write(path, lambda p: frames[0].save(p, format="GIF", save_all=True, append_images=frames[1:],
-                                                duration=ms_per_frame, loop=0), "GIF")     # whole, or not at all
+    atomic_write(path, lambda p: frames[0].save(p, format="GIF", save_all=True,
+                                                append_images=frames[1:], duration=ms_per_frame,
+                                                loop=0), "GIF")               # whole, or not at all
     return path
 
 # %% ../nbs/07_traversals.ipynb #eec31d61
 def _png(image: np.ndarray, scale: int = 3) -> bytes:
     "An image (H, W, C) in [0, 1] or uint8 as PNG bytes, enlarged `scale` times."
     from PIL import Image
-    arr = image if image.dtype == np.uint8 else (np.clip(image, 0, 1) * 255).round().astype(np.uint8)
+    arr = (image if image.dtype == np.uint8 else
+           (np.clip(image, 0, 1) * 255).round().astype(np.uint8))
     pic = Image.fromarray(arr[..., 0] if arr.shape[-1] == 1 else arr)
     buf = io.BytesIO()
     pic.resize((pic.width * scale, pic.height * scale), Image.NEAREST).save(buf, format="png")
@@ -218,7 +242,8 @@ class DatasetExplorer:
         import ipywidgets as w
         self.data = data
         pos = data.check_pos(np.zeros(data.num_factors, int) if pos is None else pos)
-        self.sliders = [w.IntSlider(value=int(p), min=0, max=s - 1, description=n, continuous_update=True)
+        self.sliders = [w.IntSlider(value=int(p), min=0, max=s - 1, description=n,
+                                    continuous_update=True)
                         for n, s, p in zip(data.names, data.sizes, pos)]
         self.image = w.Image(format="png")
         for s in self.sliders: s.observe(lambda _: self.update(), names="value")
@@ -229,7 +254,8 @@ class DatasetExplorer:
     def position(self) -> np.ndarray: return np.array([s.value for s in self.sliders])
     def update(self): self.image.value = _png(self.data.obs_at(self.position))
     def _repr_mimebundle_(self, **kwargs):
-        "Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on stdout)."
+        """Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on
+        stdout)."""
         return self.widget._repr_mimebundle_(**kwargs)
 
 # %% ../nbs/07_traversals.ipynb #d8c6d23f
@@ -237,12 +263,14 @@ class RunExplorer:
     "Pick a run; one slider per latent (ordered by KL); the image decodes the slider values."
     def __init__(self,
                  run_dirs: Sequence[str | Path], # run directories (the menu's entries)
-                 limit: float | None = None, # the sliders over [-limit, limit]; None: each latent's encoded range
+                 # the sliders over [-limit, limit]; None: each latent's encoded range
+                 limit: float | None = None,
                  seed=0): # the seed of the shown observation and of the KL estimate
         import ipywidgets as w
         if not run_dirs: raise DisentlitError("RunExplorer needs at least one run directory")
         self.limit, self.seed = limit, seed
-        self.picker = w.Dropdown(options=[(Path(d).name, str(d)) for d in run_dirs], description="run")
+        self.picker = w.Dropdown(options=[(Path(d).name, str(d)) for d in run_dirs],
+                                 description="run")
         self.sliders_box, self.image = w.VBox(), w.Image(format="png")
         self.picker.observe(lambda _: self.load(self.picker.value), names="value")
         self.widget = w.VBox([self.picker, w.HBox([self.sliders_box, self.image])])
@@ -261,7 +289,8 @@ class RunExplorer:
         self.image.value = _png(to_images(self.model, self.data, self.model.decode(self.z))[0])
 
     def _repr_mimebundle_(self, **kwargs):
-        "Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on stdout)."
+        """Shown as its widget (Jupyter draws it; without a front end, its text alone, nothing on
+        stdout)."""
         return self.widget._repr_mimebundle_(**kwargs)
 
 # %% ../nbs/07_traversals.ipynb #fe208587
@@ -275,11 +304,15 @@ def load(self: RunExplorer,
     kl = latent_kl(self.model, self.data, seed=self.seed)
     self.order = np.argsort(-kl, kind="stable")
     mu, _ = encode_obs(self.model, self.data, self.data.sample_idx(1, self.seed))
-    lo, hi = ((np.full(len(kl), -self.limit), np.full(len(kl), self.limit)) if self.limit is not None else
-              encoded_range(self.model, self.data, seed=self.seed))     # where the encoder puts observations
+    lo, hi = ((np.full(len(kl), -self.limit), np.full(len(kl), self.limit))
+              if self.limit is not None else
+              # where the encoder puts observations
+              encoded_range(self.model, self.data, seed=self.seed))
     self._loading = True
-    self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], lo[d], hi[d])), min=float(lo[d]), max=float(hi[d]),
-                                  step=float(hi[d] - lo[d]) / 100 or 0.01, description=f"z{d} ({kl[d]:.2f})")
+    self.sliders = [w.FloatSlider(value=float(np.clip(mu[0, d], lo[d], hi[d])), min=float(lo[d]),
+                                  max=float(hi[d]),
+                                  step=float(hi[d] - lo[d]) / 100 or 0.01,
+                                  description=f"z{d} ({kl[d]:.2f})")
                     for d in self.order]
     for s in self.sliders: s.observe(lambda _: self.update(), names="value")
     self.sliders_box.children = self.sliders
@@ -288,31 +321,36 @@ def load(self: RunExplorer,
 
 # %% ../nbs/07_traversals.ipynb #892def6c
 LEVELS = ("gt", "pcv", "l2", "kl", "recon")
-LEVEL_LABELS = ("ground truth", "perceived (data)", "L2 of latent means", "KL of posteriors", "perceived (recons)")
+LEVEL_LABELS = ("ground truth", "perceived (data)", "L2 of latent means", "KL of posteriors",
+                "perceived (recons)")
 
+# %% ../nbs/07_traversals.ipynb #cfeb7161
 def _kl_matrix(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
     "KL(q_u || q_v) between every two diagonal Gaussians of each traversal: (B, f, D) -> (B, f, f)."
     return kl_normal_pair(mu[:, :, None], logvar[:, :, None], mu[:, None], logvar[:, None]).sum(-1)
 
+# %% ../nbs/07_traversals.ipynb #b916bd99
 def learned_distance_matrices(
     model: torch.nn.Module, # a trained framework: `encoder` (-> mean, log-variance) and `decode`
     data: GroundTruthData, # the dataset
     n: int = 64, # traversals per factor
-    distance: Callable | None = None, # the perceived distance (default: the model's reconstruction loss's)
+    # the perceived distance (default: the model's reconstruction loss's)
+    distance: Callable | None = None,
     seed=0, # the seed of the traversals
     factors: Sequence | None = None, # the factors (default: all)
     batch_size: int = 1024, # observations per call of the encoder
 ) -> dict:
-    """Average distance matrices over `n` traversals per factor at every level of a trained VAE: {factor: {level: (f,
-    f)}}; `distance` defaults to the model's reconstruction loss's."""
+    """Average distance matrices over `n` traversals per factor at every level of a trained VAE:
+    {factor: {level: (f, f)}}; `distance` defaults to the model's reconstruction loss's."""
     from disentlit.distances import d_gt, mse, pairwise
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise DisentlitError(f"n (traversals per factor) must be an integer >= 1, got {n!r}")
     if not (hasattr(model, "encoder") and hasattr(model, "decode")):
-        raise DisentlitError("learned distances need a model with `encoder` (-> mean, log-variance) and `decode`, "
-                             "like the frameworks of 03a_models")
+        raise DisentlitError("learned distances need a model with `encoder` (-> mean, "
+                             "log-variance) and `decode`, like the frameworks of 03a_models")
     if distance is None:
-        distance = getattr(getattr(model, "recon", None), "distance", None) or mse    # the model's own loss
+        # the model's own loss
+        distance = getattr(getattr(model, "recon", None), "distance", None) or mse
     rng, std = as_rng(seed), bool(getattr(model, "standardise", True))
     was_training = model.training
     model.eval()
@@ -322,19 +360,22 @@ def learned_distance_matrices(
             for factor in (data.names if factors is None else factors):
                 i = data.factor_index(factor)
                 f = data.sizes[i]
-                trav = data.sample_traversals(n, i, rng)                                   # (n, f, F)
+                trav = data.sample_traversals(n, i, rng)                                 # (n, f, F)
                 idx = data.pos_to_idx(trav).reshape(-1)
                 mus, lvs, recs = [], [], []
                 for s in range(0, len(idx), batch_size):
                     mu, lv = model.encoder(data.batch(idx[s:s + batch_size], standardise=std))
-                    mus.append(mu.float()); lvs.append(lv.float()); recs.append(model.decode(mu).float())
+                    mus.append(mu.float()); lvs.append(lv.float())
+                    recs.append(model.decode(mu).float())
                 mu, lv = torch.cat(mus).view(n, f, -1), torch.cat(lvs).view(n, f, -1)
                 shape = (n, f, *data.batch(idx[:1]).shape[1:])
                 levels = dict(gt=d_gt(trav[:, :, None], trav[:, None]).astype(np.float64),
                               pcv=pairwise(distance, data.batch(idx).view(shape)),
-                              l2=torch.cdist(mu.double(), mu.double()), kl=_kl_matrix(mu.double(), lv.double()),
+                              l2=torch.cdist(mu.double(), mu.double()),
+                              kl=_kl_matrix(mu.double(), lv.double()),
                               recon=pairwise(distance, torch.cat(recs).view(shape)))
-                out[data.names[i]] = {k: np.asarray(torch.as_tensor(v).double().mean(0)) for k, v in levels.items()}
+                out[data.names[i]] = {k: np.asarray(torch.as_tensor(v).double().mean(0))
+                                      for k, v in levels.items()}
     finally:
         model.train(was_training)
     return out
