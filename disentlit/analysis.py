@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import (DisentlitError, read_curve, read_log, owned_dir, remove_orphans, save_figure,
-                            write_csv, write_json)
+from .core import (DisentlitError, read_curve, read_log, owned_dir, remove_orphans,
+                            save_figure, write_csv, write_json)
 from .config import read_config
 from .udr import udr
 from .store import curve_points, flat_settings, read_latents, ResultsDB
-from .statistics import (adjust_holm, compare, group_rows, level_key, matching, reference_level, run_kind,
-                                  varied_settings)
+from .statistics import (adjust_holm, compare, group_rows, level_key, matching,
+                                  reference_level, run_kind, varied_settings)
 
 # %% auto #0
 __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'run_marker', 'plot_arms', 'plot_comparison',
@@ -26,15 +26,17 @@ __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_ro
 def results_frame(db_path: str | Path,        # a results database
                   sweep: str | None = None,   # only this sweep's runs
                   ) -> list[dict]:
-    """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final loss terms,
-    active latents and whether the run collapsed, how many channels (XYSquares: squares) it draws of how many, whether
-    it is partly collapsed (draws fewer than all), the DCI mode, and the training's images a second (of the part
-    trained last, for a run that was resumed)."""
+    """The finished runs as flat rows: configuration (its keys listed in `settings`), metrics, final
+    loss terms, active latents and whether the run collapsed, how many channels (XYSquares:
+    squares) it draws of how many, whether it is partly collapsed (draws fewer than all), the DCI
+    mode, and the training's images a second (of the part trained last, for a run that was
+    resumed)."""
     db, damaged = ResultsDB(db_path, create=False), []
     try: rows = db.runs(status="done", sweep=sweep, damaged=damaged)
     finally: db.close()
     if damaged and not rows:
-        raise DisentlitError(f"every finished run is damaged ({len(damaged)}); the first: {damaged[0]}")
+        raise DisentlitError(f"every finished run is damaged ({len(damaged)}); the first: "
+                             f"{damaged[0]}")
     for why in damaged: warnings.warn(why)
     out = []
     for r in rows:
@@ -44,9 +46,9 @@ def results_frame(db_path: str | Path,        # a results database
         ch = res.get("channels") or {}
         row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
                    channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
-                   partial=None if not ch else ch["drawn"] < ch["channels"], dci_mode=res.get("dci_mode"),
-                   images_per_second=res.get("images_per_second"))
-        if res.get("curve"): row["curve"] = res["curve"]               # scores by step, when the run kept them
+                   partial=None if not ch else ch["drawn"] < ch["channels"],
+                   dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"))
+        if res.get("curve"): row["curve"] = res["curve"]    # scores by step, when the run kept them
         out.append(row)
     return out
 
@@ -54,19 +56,23 @@ def results_frame(db_path: str | Path,        # a results database
 def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
            step: int,   # one of its scored steps
            ) -> dict:
-    "`row` as it stood at `step` of its learning curve: that point's scores, active latents and squares drawn."
+    """`row` as it stood at `step` of its learning curve: that point's scores, active latents and
+    squares drawn."""
     steps = [p["step"] for p in row.get("curve") or []]
-    if step not in steps: raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; it was at {steps}")
+    if step not in steps:
+        raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; "
+                             f"it was at {steps}")
     p = row["curve"][steps.index(step)]
-    out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"], collapsed=p["active_latents"] == 0,
-               channels_drawn=p["channels_drawn"])
+    out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"],
+               collapsed=p["active_latents"] == 0, channels_drawn=p["channels_drawn"])
     if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
     return out
 
 # %% ../nbs/08d_analysis.ipynb #4fb6e7b7
 def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote it)
               ) -> dict:
-    "A run directory as a `results_frame` row: its settings, its curve so far, the run as at its last point."
+    """A run directory as a `results_frame` row: its settings, its curve so far, the run as at its
+    last point."""
     config, curve = read_config(run_dir), read_curve(run_dir)
     flat = flat_settings(config.to_dict())
     row = dict(id=Path(run_dir).name, **flat, settings=list(flat), curve=curve_points(curve))
@@ -75,14 +81,17 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
 
 # %% ../nbs/08d_analysis.ipynb #83de3a50
 def _label(rows, metric: str) -> str:
-    "An axis label for `metric`, with the DCI mode the runs used (exact = the reference's gradient boosting)."
+    """An axis label for `metric`, with the DCI mode the runs used (exact = the reference's gradient
+    boosting)."""
     name = dict(mig="MIG", **{"dci.disentanglement": "DCI disentanglement"}).get(metric, metric)
-    modes = sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")}) if metric.startswith("dci") else []
+    modes = (sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")})
+             if metric.startswith("dci") else [])
     return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
 
 # %% ../nbs/08d_analysis.ipynb #0c2ca1fb
 def run_marker(kind: str, colour) -> dict:
-    "`scatter`'s keywords for a run of `run_kind`'s kind: a cross if collapsed, an open circle if partial, else a dot."
+    """`scatter`'s keywords for a run of `run_kind`'s kind: a cross if collapsed, an open circle if
+    partial, else a dot."""
     if kind == "collapsed": return dict(marker="x", color=colour)
     return dict(marker="o", edgecolors=colour, facecolors="none" if kind == "partial" else colour)
 
@@ -93,7 +102,8 @@ def plot_arms(rows,              # `results_frame`'s rows
               ax=None,           # the axes to draw on (default: a new figure's)
               seed: int = 0,     # of the points' jitter
               ):
-    "Every run of each arm as a point (a cross: collapsed; open: partly collapsed), the arm's median as a bar."
+    """Every run of each arm as a point (a cross: collapsed; open: partly collapsed), the arm's
+    median as a bar."""
     import matplotlib.pyplot as plt
     ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
     jitter = np.random.default_rng(seed)
@@ -101,9 +111,10 @@ def plot_arms(rows,              # `results_frame`'s rows
         rs = [r for r in matching(rows, settings) if isinstance(r.get(metric), (int, float))]
         for kind in ("whole", "partial", "collapsed"):
             pts = [r[metric] for r in rs if run_kind(r) == kind]
-            if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, linewidths=1.2, zorder=3,
-                               **run_marker(kind, colour))
-        if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2, color=colour, lw=2.5)
+            if pts: ax.scatter(i + jitter.uniform(-0.15, 0.15, len(pts)), pts, s=24, linewidths=1.2,
+                               zorder=3, **run_marker(kind, colour))
+        if rs: ax.plot([i - 0.3, i + 0.3], [np.median([r[metric] for r in rs])] * 2,
+                       color=colour, lw=2.5)
     ax.set_xticks(range(len(arms)), list(arms), fontsize=8)
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
     return ax
@@ -112,9 +123,12 @@ def plot_arms(rows,              # `results_frame`'s rows
 def _fmt_p(p, p_holm=None) -> str:
     return f"p {p:.2g}" + (f" (Holm {p_holm:.2g})" if p_holm is not None else "")
 
+# %% ../nbs/08d_analysis.ipynb #1eebe56a
 def _fmt_effect(c: dict) -> str:
-    if "trend_rho" in c: return f"rho {c['trend_rho']:+.2f}, {_fmt_p(c['trend_p'], c.get('trend_p_holm'))}"
-    interval = c["interval"] if c["low"] is None else f"[{c['low']:+.3f}, {c['high']:+.3f}] ({c['interval']})"
+    if "trend_rho" in c:
+        return f"rho {c['trend_rho']:+.2f}, {_fmt_p(c['trend_p'], c.get('trend_p_holm'))}"
+    interval = (c["interval"] if c["low"] is None
+                else f"[{c['low']:+.3f}, {c['high']:+.3f}] ({c['interval']})")
     return (f"{c['level']} - {c['reference']}: {c['difference']:+.3f} {interval}, "
             f"U test {_fmt_p(c['p'], c.get('p_holm'))}")
 
@@ -125,11 +139,12 @@ def plot_comparison(rows,              # `results_frame`'s rows
                     reference=None,    # x's reference level (as `compare`'s)
                     ax=None,           # the axes to draw on (default: a new figure's)
                     seed: int = 0,     # of the bootstrap and of the points' jitter
-                    effects: list[dict] | None = None,  # `compare(rows, x, metric, reference, seed=seed)`, if computed
+                    # `compare(rows, x, metric, reference, seed=seed)`, if computed
+                    effects: list[dict] | None = None,
                     ):
-    """Every run as a point (a cross when it collapsed, an open circle when it draws fewer channels than it has) at
-    each level of `x`, one colour per combination of the other varied settings, its median as a bar; the legend gives
-    each group's effect against the reference level."""
+    """Every run as a point (a cross when it collapsed, an open circle when it draws fewer channels
+    than it has) at each level of `x`, one colour per combination of the other varied settings,
+    its median as a bar; the legend gives each group's effect against the reference level."""
     import matplotlib.pyplot as plt
     rows = [r for r in rows if x in r and isinstance(r.get(metric), (int, float))]
     levels = sorted({r[x] for r in rows}, key=level_key)
@@ -152,100 +167,123 @@ def plot_comparison(rows,              # `results_frame`'s rows
                                **run_marker(kind, colour))
         meds = [(pos[v], float(np.median([r[metric] for r in group if r[x] == v])))
                 for v in levels if any(r[x] == v for r in group)]
-        for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m], color=colour, lw=2.5,
-                                  zorder=4)
-        if numeric: ax.plot([p + shift for p, _ in meds], [m for _, m in meds], color=colour, lw=1, alpha=0.6)
+        for p, m in meds: ax.plot([p + shift - 0.4 * width, p + shift + 0.4 * width], [m, m],
+                                  color=colour, lw=2.5, zorder=4)
+        if numeric: ax.plot([p + shift for p, _ in meds], [m for _, m in meds], color=colour,
+                            lw=1, alpha=0.6)
         name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
-        cs = [c for c in effects if all(c.get(k) == v for k, v in zip(within, key))]     # this group's
+        cs = [c for c in effects if all(c.get(k) == v for k, v in zip(within, key))]  # this group's
         if len(cs) == 1 or (cs and "trend_rho" in cs[0]): detail = _fmt_effect(cs[0])
-        else: detail = "".join(f"\n  {_fmt_effect(c)}" for c in cs)           # several levels: one line each
-        ax.plot([], [], color=colour, marker="o", lw=2.5, label=f"{name}: {detail}" if detail else name)
+        else: detail = "".join(f"\n  {_fmt_effect(c)}" for c in cs)  # several levels: one line each
+        ax.plot([], [], color=colour, marker="o", lw=2.5,
+                label=f"{name}: {detail}" if detail else name)
     if any(r.get("collapsed") for r in rows):
         ax.scatter([], [], color="grey", marker="x", label="collapsed run (no active latent)")
     if any(run_kind(r) == "partial" for r in rows):
         ax.scatter([], [], facecolors="none", edgecolors="grey", marker="o",
                    label="partly collapsed run (draws fewer channels than it has)")
     ax.set_xticks(list(pos.values()), [str(v) for v in levels])
-    ax.set_xlabel(x + (f" (reference {reference_level(levels, reference)})" if reference is not None else ""))
+    ax.set_xlabel(x + (f" (reference {reference_level(levels, reference)})"
+                       if reference is not None else ""))
     ax.set_ylabel(_label(rows, metric)); ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, -0.2), frameon=False)
     return ax
 
 # %% ../nbs/08d_analysis.ipynb #9079ed13
-def plot_learning_curves(rows,                          # `results_frame`'s rows (those with a curve are drawn)
-                         metrics=("mig", "dci.disentanglement"),  # a panel each, then one for the channels drawn
+def plot_learning_curves(rows,               # `results_frame`'s rows (those with a curve are drawn)
+                         # a panel each, then one for the channels drawn
+                         metrics=("mig", "dci.disentanglement"),
                          ):
-    "Scores against the training step: each run a thin line, each group's median a thick one; None without curves."
+    """Scores against the training step: each run a thin line, each group's median a thick one; None
+    without curves."""
     import matplotlib.pyplot as plt
     rows = [r for r in rows if r.get("curve")]
     if not rows: return None
     within = varied_settings(rows)
     panels = [*metrics, "channels drawn"]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, 2.6 * len(panels)), squeeze=False, sharex=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, 2.6 * len(panels)), squeeze=False,
+                             sharex=True, layout="constrained")
     for ax, panel in zip(axes[:, 0], panels):
-        value = (lambda p: p["channels_drawn"]) if panel == "channels drawn" else (lambda p: p["metrics"].get(panel))
+        value = ((lambda p: p["channels_drawn"]) if panel == "channels drawn"
+                 else (lambda p: p["metrics"].get(panel)))
         for (key, group), colour in zip(group_rows(rows, within).items(), plt.cm.tab10.colors):
             by_step = {}
             for r in group:
-                pts = [(p["step"], value(p), p["channels_drawn"]) for p in r["curve"] if value(p) is not None]
-                ax.plot([s for s, _, _ in pts], [v for _, v, _ in pts], color=colour, lw=0.7, alpha=0.45)
+                pts = [(p["step"], value(p), p["channels_drawn"]) for p in r["curve"]
+                       if value(p) is not None]
+                ax.plot([s for s, _, _ in pts], [v for _, v, _ in pts], color=colour, lw=0.7,
+                        alpha=0.45)
                 for kind, keep in (("partial", lambda d: 0 < d < (r.get("channels") or 0)),
-                                   ("collapsed", lambda d: d == 0)):                # a cross: draws nothing
+                                   ("collapsed", lambda d: d == 0)):        # a cross: draws nothing
                     odd = [(s, v) for s, v, d in pts if keep(d)]
-                    if odd: ax.scatter(*zip(*odd), s=16, linewidths=1, zorder=3, **run_marker(kind, colour))
+                    if odd: ax.scatter(*zip(*odd), s=16, linewidths=1, zorder=3,
+                                       **run_marker(kind, colour))
                 for s, v, _ in pts: by_step.setdefault(s, []).append(v)
             steps = sorted(by_step)
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
             ax.plot(steps, [np.median(by_step[s]) for s in steps], color=colour, lw=2.2,
                     label=f"{name}: median of {len(group)} run{'s' * (len(group) > 1)}")
-        ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel)); ax.set_ylim(bottom=0)
+        ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel))
+        ax.set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("training step")
     for kind, what in (("partial", "some channels, not all"), ("collapsed", "no channel")):
-        axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}", **run_marker(kind, "grey"))
-    axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)   # above: no line hidden
+        axes[0, 0].scatter([], [], s=16, label=f"a point where a run draws {what}",
+                           **run_marker(kind, "grey"))
+    # above: no line hidden
+    axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
     return fig
 
 # %% ../nbs/08d_analysis.ipynb #5dbb6cc9
-def settled_step(rows,                                    # runs with a learning curve (`curve_row`'s or `results_frame`'s)
+def settled_step(rows,                                    # rows with a learning curve (either kind)
                  metrics=("mig", "dci.disentanglement"),  # the scores that must hold still
-                 tol: float = 0.02,                       # how far a score may still move after the step
+                 tol: float = 0.02,                       # how far a score may still move after it
                  ) -> int:
-    "The first scored step after which no run's score in `metrics` moves by more than `tol` from its value there."
+    """The first scored step after which no run's score in `metrics` moves by more than `tol` from
+    its value there."""
     curves = [r.get("curve") or [] for r in rows]
-    if not curves or not all(curves): raise DisentlitError("settled_step needs runs with a learning curve (eval_every)")
+    if not curves or not all(curves):
+        raise DisentlitError("settled_step needs runs with a learning curve (eval_every)")
     steps = [p["step"] for p in curves[0]]
     if any([p["step"] for p in c] != steps for c in curves):
-        raise DisentlitError(f"settled_step: the runs are scored at different steps: {[[p['step'] for p in c] for c in curves]}")
+        raise DisentlitError("settled_step: the runs are scored at different steps: "
+                             f"{[[p['step'] for p in c] for c in curves]}")
     if missing := {m for c in curves for p in c for m in metrics if m not in p["metrics"]}:
-        raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every point of every curve")
-    still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12 for p in c[i + 1:] for m in metrics)
+        raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every "
+                             "point of every curve")
+    still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12
+                             for p in c[i + 1:] for m in metrics)
     return next(s for i, s in enumerate(steps) if all(still(c, i) for c in curves))
 
 # %% ../nbs/08d_analysis.ipynb #3234394d
+# (setting, its reference level, figure name)
 COMPARISONS = (("loss", "mse", "figure11_loss"), ("grid_spacing", "max", "figure9_spacing"),
                ("dataset", "xysquares", "figure6_datasets"), ("beta", "min", "score_vs_beta"),
-               ("framework", None, "score_vs_framework"))          # (setting, its reference level, figure name)
+               ("framework", None, "score_vs_framework"))
 FIGURE_METRICS = ("mig", "dci.disentanglement")
 
 # %% ../nbs/08d_analysis.ipynb #5540cafc
-def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` row, its run's `log.jsonl`)
+def plot_training_losses(logs: list[tuple[dict, Path]],  # (`results_frame` row, its `log.jsonl`)
                          ):
-    """Each run's reconstruction loss against the step: a panel per loss (their values are in different units), a
-    colour per group of runs (the settings that vary, loss and seed aside), each group named once."""
+    """Each run's reconstruction loss against the step: a panel per loss (their values are in
+    different units), a colour per group of runs (the settings that vary, loss and seed aside),
+    each group named once."""
     import matplotlib.pyplot as plt
     losses = sorted({r.get("loss", "") for r, _ in logs})
     within = [k for k in varied_settings([r for r, _ in logs]) if k != "loss"]
-    fig, axes = plt.subplots(1, len(losses), figsize=(6.4, 3.2), squeeze=False, layout="constrained")  # a page wide
+    fig, axes = plt.subplots(1, len(losses), figsize=(6.4, 3.2), squeeze=False,
+                             layout="constrained")  # a page wide
     for ax, loss in zip(axes[0], losses):
         at = {r["id"]: log for r, log in logs if r.get("loss", "") == loss}
         runs = [r for r, _ in logs if r["id"] in at]
         for (key, group), colour in zip(group_rows(runs, within).items(), plt.cm.tab10.colors):
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
             for i, r in enumerate(group):
-                steps = [s for s in read_log(at[r["id"]]) if isinstance(s.get("recon"), (int, float))]
-                ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8, color=colour, alpha=0.7,
-                        label=f"{name} ({len(group)} run{'s' * (len(group) > 1)})" if i == 0 else None)
+                steps = [s for s in read_log(at[r["id"]])
+                         if isinstance(s.get("recon"), (int, float))]
+                ax.plot([s["step"] for s in steps], [s["recon"] for s in steps], lw=0.8,
+                        color=colour, alpha=0.7,
+                        label=(f"{name} ({len(group)} run{'s' * (len(group) > 1)})" if i == 0
+                               else None))
         ax.set_yscale("log"); ax.set_xlabel("step"); ax.set_ylabel(f"{loss} reconstruction loss")
         ax.legend(fontsize=7)
     return fig
@@ -254,13 +292,13 @@ def plot_training_losses(logs: list[tuple[dict, Path]],   # (a `results_frame` r
 def largest_rise(log: list[dict],    # a run's `log.jsonl` records (`read_log`)
                  key: str = "loss",  # the logged term
                  ) -> dict:
-    """The largest rise of `key` above the lowest value logged before it: its step, the lowest value before (`low`),
-    the value (`high`) and their `ratio`; `first_10x`, the first step at which it exceeded 10 times its lowest before
-    (None if it never did); `last`, the last value logged."""
+    """The largest rise of `key` above the lowest value logged before it: its step, the lowest value
+    before (`low`), the value (`high`) and their `ratio`; `first_10x`, the first step at which it
+    exceeded 10 times its lowest before (None if it never did); `last`, the last value logged."""
     log = [r for r in log if isinstance(r.get(key), (int, float))]
     if not log: raise DisentlitError(f"largest_rise: no {key!r} in the log")
     steps, value = np.array([r["step"] for r in log]), np.array([r[key] for r in log], dtype=float)
-    low = np.minimum.accumulate(value)                       # the lowest value so far, at every step
+    low = np.minimum.accumulate(value)                      # the lowest value so far, at every step
     ratio = value / np.maximum(low, np.finfo(float).tiny)
     k, over = int(np.argmax(ratio)), np.flatnonzero(ratio > 10)
     return dict(step=int(steps[k]), low=float(low[k]), high=float(value[k]), ratio=float(ratio[k]),
@@ -271,27 +309,31 @@ def udr_scores(rows: list[dict],        # `results_frame`'s rows
                runs_root: str | Path,   # their run directories (`ResultsDB.runs_root`)
                seed: int = 0,           # of the Lasso
                ) -> list[dict]:         # id, group, runs, udr
-    """UDR of each run among the seeds of its configuration (two or more runs that differ only in `seed`), from the
-    latent means and KLs of the shared sample its directory keeps (`read_latents`); a run without them (finished
-    before runs kept them) is left out."""
+    """UDR of each run among the seeds of its configuration (two or more runs that differ only in
+    `seed`), from the latent means and KLs of the shared sample its directory keeps
+    (`read_latents`); a run without them (finished before runs kept them) is left out."""
     within, out = varied_settings(rows), []
     for key, group in group_rows(rows, within).items():
         kept = [(r, z) for r in group if (z := read_latents(Path(runs_root) / r["id"])) is not None]
         if len(kept) < 2: continue
         name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "every run"
-        scores = udr([z["means"] for _, z in kept], kl=[z["kl"] for _, z in kept], seed=seed)["model_scores"]
-        out += [dict(id=r["id"], group=name, runs=len(kept), udr=round(float(s), 6)) for (r, _), s in zip(kept, scores)]
+        scores = udr([z["means"] for _, z in kept], kl=[z["kl"] for _, z in kept],
+                     seed=seed)["model_scores"]
+        out += [dict(id=r["id"], group=name, runs=len(kept), udr=round(float(s), 6))
+                for (r, _), s in zip(kept, scores)]
     return out
 
 # %% ../nbs/08d_analysis.ipynb #1ba27bb6
 def figures(db_path: str | Path,                      # a results database
             out_dir: str | Path,                      # where the figures and tables go
             sweep: str | None = None,                 # only this sweep's runs
-            runs_root: str | Path | None = None,      # the run directories (default: DB_runs beside the database)
+            # the run directories (default: DB_runs beside the database)
+            runs_root: str | Path | None = None,
             seed: int = 0,                            # of the bootstrap and the jitter
             ) -> list[Path]:
-    """Draw every figure the finished runs of the database support into `out_dir`, write the effects of every
-    comparison to `effects.csv` and `effects.json` and the runs to `results.csv`; returns the files written."""
+    """Draw every figure the finished runs of the database support into `out_dir`, write the effects
+    of every comparison to `effects.csv` and `effects.json` and the runs to `results.csv`;
+    returns the files written."""
     import matplotlib; matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     if runs_root is not None and not Path(runs_root).is_dir():
@@ -304,40 +346,46 @@ def figures(db_path: str | Path,                      # a results database
         of = f" of sweep {sweep!r}" if sweep is not None else ""
         raise DisentlitError(f"{db_path} holds no finished run{of}: nothing to draw")
     out_dir = owned_dir(out_dir, "figures folder")
-    remove_orphans(out_dir)                                   # what a figures process killed while writing left
+    remove_orphans(out_dir)                       # what a figures process killed while writing left
     written, effects = [], []
     def save(fig, name):
-        save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight"); written.append(out_dir / name)
+        save_figure(fig, out_dir / name, dpi=110, bbox_inches="tight")
+        written.append(out_dir / name)
     metrics = [m for m in FIGURE_METRICS if any(isinstance(r.get(m), (int, float)) for r in rows)]
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
         if x not in varied or not metrics: continue
-        fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)), squeeze=False,  # a page's width
-                                 layout="constrained")                                            # room for each legend
+        fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)),  # a page wide
+                                 squeeze=False, layout="constrained")        # room for each legend
         cs = {m: compare(rows, x, m, reference, seed=seed) for m in metrics}
-        adjust_holm([c for m in metrics for c in cs[m]])              # the figure's tests are one family
+        adjust_holm([c for m in metrics for c in cs[m]])         # the figure's tests are one family
         for m, ax in zip(metrics, axes[:, 0]):
             plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs[m])
             effects += cs[m]
-        fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point", fontsize=10)
+        fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point",
+                     fontsize=10)
         save(fig, f"{name}.png")
     if (fig := plot_learning_curves(rows, metrics)) is not None: save(fig, "learning_curves.png")
-    if metrics and any("final.recon" in r for r in rows):    # one column per loss: their values are in different units
+    # one column per loss: their values are in different units
+    if metrics and any("final.recon" in r for r in rows):
         losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
         others = [k for k in varied if k != "loss"]
-        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(6.4, 2.9 * len(metrics)), squeeze=False,
-                                 layout="constrained")
+        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(6.4, 2.9 * len(metrics)),
+                                 squeeze=False, layout="constrained")
         for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
             at = [r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss]
             for key, group in group_rows(at, others).items():
                 ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
                            label=", ".join(f"{k}={v}" for k, v in zip(others, key)) or "all runs")
-            ax.set_xlabel(f"final {loss} reconstruction loss"); ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
+            ax.set_xlabel(f"final {loss} reconstruction loss")
+            ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
             ax.legend(fontsize=7, frameon=False)
         save(fig, "score_vs_recon.png")
-    logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows if (runs_root / r["id"] / "log.jsonl").exists()]
+    logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows
+            if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs: save(plot_training_losses(logs), "loss_curves.png")
-    if udr_rows := udr_scores(rows, runs_root, seed=seed):                # a sweep-level score: seeds against seeds
+    # a sweep-level score: seeds against seeds
+    if udr_rows := udr_scores(rows, runs_root, seed=seed):
         write_csv(out_dir / "udr.csv", udr_rows); written.append(out_dir / "udr.csv")
     if effects:
         write_csv(out_dir / "effects.csv", effects)

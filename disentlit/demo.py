@@ -27,14 +27,17 @@ __all__ = ['PAPER', 'HOW_TO_CITE', 'DEMO_STEPS', 'DEMO_BATCH', 'QUICK', 'REPRODU
 # %% ../nbs/08e_demo.ipynb #93f59ca7
 PAPER = dict(authors="Nathan Michlo, Richard Klein and Steven James",
              title="Overlooked Implications of the Reconstruction Loss for VAE Disentanglement",
-             venue="IJCAI 2023 (the 32nd International Joint Conference on Artificial Intelligence)",
+             venue="IJCAI 2023 (the 32nd International Joint Conference on Artificial "
+                   "Intelligence)",
              url="https://arxiv.org/abs/2202.13341", link="arXiv:2202.13341")
-HOW_TO_CITE = ("To cite disentlit itself, use CITATION.cff at the root of its repository: the package and the paper it "
-               "follows, in one record (GitHub shows it as \"Cite this repository\").")
+HOW_TO_CITE = ("To cite disentlit itself, use CITATION.cff at the root of its repository: the "
+               "package and the paper it follows, in one record (GitHub shows it as \"Cite this "
+               "repository\").")
 
 # %% ../nbs/08e_demo.ipynb #ac35713e
-DEMO_STEPS, DEMO_BATCH = 2000, 128     # the demo runs' steps and batch: the smallest regime in which both learn
-QUICK = dict(steps=10, pairs=1000, traversals=32,                 # `--quick`: a check that everything runs
+# the demo runs' steps and batch: the smallest regime in which both learn
+DEMO_STEPS, DEMO_BATCH = 2000, 128
+QUICK = dict(steps=10, pairs=1000, traversals=32,          # `--quick`: a check that everything runs
              metric_params=dict(mig=dict(num_train=1000), dci=dict(num_train=1000, num_test=500)))
 
 # %% ../nbs/08e_demo.ipynb #debcbc1c
@@ -42,48 +45,55 @@ def demo_spec(steps: int = DEMO_STEPS,        # training steps of each run
               batch_size: int = DEMO_BATCH,   # and their batch
               metric_params: dict | None = None,  # the metrics' settings (None: the reference's)
               ) -> dict:
-    """The two demo runs: one beta-VAE on XYSquares with the MSE and one with the box-blur loss, in the regime of the
-    reproduction's Figure 11 (beta 0.0001, 25 latents, 2,000 steps of 128: the smallest where both learn), seed 0."""
-    return dict(name="demo", base=dict(dataset="xysquares", framework="betavae", framework_params=dict(beta=0.0001),
-                                       latents=25, steps=steps, batch_size=batch_size, metrics=["mig", "dci"],
-                                       **({"metric_params": metric_params} if metric_params else {})),
+    """The two demo runs: one beta-VAE on XYSquares with the MSE and one with the box-blur loss, in
+    the regime of the reproduction's Figure 11 (beta 0.0001, 25 latents, 2,000 steps of 128: the
+    smallest where both learn), seed 0."""
+    return dict(name="demo", base=dict(dataset="xysquares", framework="betavae",
+                                       framework_params=dict(beta=0.0001), latents=25, steps=steps,
+                                       batch_size=batch_size, metrics=["mig", "dci"],
+                                       **({"metric_params": metric_params} if metric_params
+                                          else {})),
                 grid=dict(loss=["mse", "box_blur"]), repeats=1)
 
 # %% ../nbs/08e_demo.ipynb #0e1c128e
-REPRODUCTION = {                      # medians of 5 seeds, results/mechanism_2x2_cpu.sqlite (the reproduction's 2x2)
+REPRODUCTION = {     # medians of 5 seeds, results/mechanism_2x2_cpu.sqlite (the reproduction's 2x2)
     "dci.disentanglement": {"mse": 0.042, "mse x 3969": 0.055, "box_blur": 0.178},
     "mig": {"mse": 0.006, "mse x 3969": 0.010, "box_blur": 0.018},
 }
 
 # %% ../nbs/08e_demo.ipynb #46458017
-def conclusion(runs: dict,                      # loss -> its run's row (`ResultsDB.runs`), for the runs that finished
+def conclusion(runs: dict,                      # loss -> its finished run's row (`ResultsDB.runs`)
                steps: int = DEMO_STEPS,         # the runs' training steps
                metric: str = "dci.disentanglement",  # the score the sentence reads
                ) -> str:
-    "The report's first sentence: what this pair of runs shows, set against the paper's claim and the reproduction."
+    """The report's first sentence: what this pair of runs shows, set against the paper's claim and
+    the reproduction."""
     repro = REPRODUCTION[metric]
-    five = f"the reproduction's five seeds give medians of {repro['box_blur']:.3f} against {repro['mse']:.3f}"
+    five = (f"the reproduction's five seeds give medians of {repro['box_blur']:.3f} against "
+            f"{repro['mse']:.3f}")
     missing = [l for l in ("mse", "box_blur") if l not in runs]
     if missing:
-        return (f"The {' and '.join(missing)} run did not finish, so this report cannot compare the losses; "
-                f"{five} (DCI disentanglement).")
+        return (f"The {' and '.join(missing)} run did not finish, so this report cannot compare "
+                f"the losses; {five} (DCI disentanglement).")
     m, b = (runs[l]["metrics"].get(metric, float("nan")) for l in ("mse", "box_blur"))
     score = f"DCI disentanglement {b:.3f} against {m:.3f}"
     if b > m:
-        return (f"With the box blur added to its loss, this beta-VAE scores higher than with the pixel-wise MSE, "
-                f"the direction the paper reports: {score} after {steps:,} steps (one seed each: no interval; {five}).")
-    return (f"In this pair of runs the box-blur model does not score above the MSE model ({score} after {steps:,} "
-            f"steps): one seed can go either way, which is why the paper's claim is tested with more ({five}).")
+        return ("With the box blur added to its loss, this beta-VAE scores higher than with the "
+                f"pixel-wise MSE, the direction the paper reports: {score} after {steps:,} steps "
+                f"(one seed each: no interval; {five}).")
+    return (f"In this pair of runs the box-blur model does not score above the MSE model ({score} "
+            f"after {steps:,} steps): one seed can go either way, which is why the paper's claim "
+            f"is tested with more ({five}).")
 
 # %% ../nbs/08e_demo.ipynb #dbda2e3d
-def plot_headline(perceived: dict[str, np.ndarray],   # loss label -> its (f, f) distance matrix along one factor
+def plot_headline(perceived: dict[str, np.ndarray],   # loss -> its (f, f) distances along `factor`
                   scores: dict[str, list[float]],     # model label -> its runs' scores
                   metric: str = "DCI disentanglement",  # what the scores are
                   factor: str = "x_R",                # the factor of the matrices
                   title: str | None = None,           # the scores panel's title
                   ):
-    """The story in one figure, a page wide: each loss's perceived distance matrix (with its colour bar), then the
-    scores of each model (every run a point, the median a bar)."""
+    """The story in one figure, a page wide: each loss's perceived distance matrix (with its colour
+    bar), then the scores of each model (every run a point, the median a bar)."""
     import matplotlib.pyplot as plt
     fig = plt.figure(figsize=(6.4, 2.5), layout="constrained")
     grid = fig.add_gridspec(1, len(perceived) + 1, width_ratios=[1] * len(perceived) + [1.25])
@@ -91,14 +101,16 @@ def plot_headline(perceived: dict[str, np.ndarray],   # loss label -> its (f, f)
         ax = fig.add_subplot(grid[k])
         im = ax.imshow(m, cmap="viridis", vmin=0)
         ax.set_title(label, fontsize=8)
-        ax.set_xlabel(f"{factor} position", fontsize=7); ax.set_ylabel(f"{factor} position", fontsize=7)
+        ax.set_xlabel(f"{factor} position", fontsize=7)
+        ax.set_ylabel(f"{factor} position", fontsize=7)
         ax.tick_params(labelsize=7)
         bar = fig.colorbar(im, ax=ax, shrink=0.8)
         bar.ax.tick_params(labelsize=7); bar.set_label("perceived distance", fontsize=7)
     ax = fig.add_subplot(grid[len(perceived)])
     for x, (label, v) in enumerate(scores.items()):
         v = np.asarray(v, dtype=float)
-        ax.scatter(np.full(len(v), x) + np.linspace(-0.12, 0.12, len(v)), v, s=14, color=f"C{x}", zorder=3)
+        ax.scatter(np.full(len(v), x) + np.linspace(-0.12, 0.12, len(v)), v, s=14, color=f"C{x}",
+                   zorder=3)
         ax.hlines(np.median(v), x - 0.3, x + 0.3, color=f"C{x}", lw=2)
     ax.set_xticks(range(len(scores)), list(scores), fontsize=7)
     ax.set_xlim(-0.6, len(scores) - 0.4); ax.set_ylim(0, None)
@@ -115,35 +127,43 @@ def figure(src: str, caption: str, width: int | None = None) -> dict:
 
 # %% ../nbs/08e_demo.ipynb #fba5f672
 DEMO_TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, \
+initial-scale=1">
 <title>{{ title }}</title>
 <style>
-body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5;
+body { font-family: system-ui, sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem; \
+line-height: 1.5;
        color: #222 }
 h1 { font-size: 1.6rem } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd }
-.conclusion { font-size: 1.12rem; border-left: 4px solid #3f51b5; padding: .2rem .9rem; background: #f5f6fb }
+.conclusion { font-size: 1.12rem; border-left: 4px solid #3f51b5; padding: .2rem .9rem; \
+background: #f5f6fb }
 figure { margin: 1.2rem 0 } figure img { max-width: 100%; height: auto }
 figcaption { font-size: .92rem; color: #444; margin-top: .35rem }
-table { border-collapse: collapse; margin: 1rem 0 } caption { caption-side: bottom; font-size: .9rem; color: #444;
-  text-align: left; padding-top: .3rem } td, th { border: 1px solid #ccc; padding: .2rem .6rem; text-align: left }
+table { border-collapse: collapse; margin: 1rem 0 } caption { caption-side: bottom; font-size: \
+.9rem; color: #444;
+  text-align: left; padding-top: .3rem } td, th { border: 1px solid #ccc; padding: .2rem .6rem; \
+text-align: left }
 td.num { text-align: right; font-variant-numeric: tabular-nums }
 .cite { color: #444; margin-top: -.4rem }
 </style></head><body>
 {%- macro show_figure(f) %}
-<figure><img src="{{ f.src }}" alt="{{ f.caption }}"{% if f.width %} width="{{ f.width }}"{% endif %}>
+<figure><img src="{{ f.src }}" alt="{{ f.caption }}"{% if f.width %} \
+width="{{ f.width }}"{% endif %}>
 <figcaption>{{ f.caption }}</figcaption></figure>
 {%- endmacro %}
 {%- macro show_table(t) %}
 <table>{% if t.caption %}<caption>{{ t.caption }}</caption>{% endif %}
 <tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for row in t.rows %}<tr>{% for v in row %}{% if v is float %}<td class="num">{{ "%.4f"|format(v) }}</td>
+{% for row in t.rows %}<tr>{% for v in row %}{% if v is float %}<td \
+class="num">{{ "%.4f"|format(v) }}</td>
 {%- elif v is number %}<td class="num">{{ v }}</td>
 {%- else %}<td>{{ v }}</td>{% endif %}{% endfor %}</tr>
 {% endfor %}</table>
 {%- endmacro %}
 <h1>{{ title }}</h1>
 <p class="conclusion">{{ conclusion }}</p>
-<p class="cite">A run of the argument of {{ paper.authors }}, <a href="{{ paper.url }}"><cite>{{ paper.title }}</cite></a>,
+<p class="cite">A run of the argument of {{ paper.authors }}, \
+<a href="{{ paper.url }}"><cite>{{ paper.title }}</cite></a>,
 {{ paper.venue }} ({{ paper.link }}).</p>
 {{ show_figure(headline) }}
 {% for s in sections %}<section id="{{ s.id }}"><h2>{{ s.title }}</h2>
@@ -152,7 +172,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums }
 {% else %}{{ show_figure(b) }}
 {% endif %}{% endfor %}</section>
 {% endfor %}<section id="references"><h2>References, and how to cite</h2>
-<p>{{ paper.authors }}. <cite>{{ paper.title }}</cite>. {{ paper.venue }}. <a href="{{ paper.url }}">{{ paper.link }}</a>.</p>
+<p>{{ paper.authors }}. <cite>{{ paper.title }}</cite>. {{ paper.venue }}. \
+<a href="{{ paper.url }}">{{ paper.link }}</a>.</p>
 <p>{{ how_to_cite }}</p></section>
 </body></html>
 """
@@ -161,43 +182,53 @@ td.num { text-align: right; font-variant-numeric: tabular-nums }
 def render_report(title: str,          # the page's title
                   conclusion: str,     # its first sentence
                   headline: dict,      # the headline `figure`
-                  sections: list[dict],  # dict(id, title, blocks): `paragraph`, `table` and `figure` blocks
-                  paper: dict = PAPER,   # the paper it follows: named under the title and in the references
+                  sections: list[dict],  # dict(id, title, blocks): `paragraph`, `table`, `figure`
+                  paper: dict = PAPER,   # the paper it follows (under the title, in the references)
                   ) -> str:
-    "The report as one self-contained HTML page (figures are files beside it), from `DEMO_TEMPLATE`."
+    """The report as one self-contained HTML page (figures are files beside it), from
+    `DEMO_TEMPLATE`."""
     import jinja2
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    return env.from_string(DEMO_TEMPLATE).render(title=title, conclusion=conclusion, headline=headline,
-                                                 sections=sections, paper=paper, how_to_cite=HOW_TO_CITE)
+    return env.from_string(DEMO_TEMPLATE).render(title=title, conclusion=conclusion,
+                                                 headline=headline, sections=sections, paper=paper,
+                                                 how_to_cite=HOW_TO_CITE)
 
 # %% ../nbs/08e_demo.ipynb #33deddd8
 CAPTIONS = {
-    "traversals_xysquares.png": "XYSquares: each column moves one factor (a square's x or y) through its 8 positions, "
-        "the others fixed (the paper's Figure 5). The squares never overlap from one position to the next, so the "
-        "pixel-wise MSE between any two positions is the same.",
-    "overlap_study.png": "The MSE between XYSquares images along x_R as the grid spacing shrinks (the paper's Figure 8). "
-        "At spacing 8 (the dataset used here) every off-diagonal cell is equally far (Spearman correlation with the "
-        "ground truth 0): no order to learn. Once neighbouring positions overlap, nearer positions look nearer.",
-    "reconstructions.png": "Top: observations. Below: each model's reconstruction. The MSE model redraws the squares "
-        "sharply; the box-blur model draws dim, blurred blobs near their places and often misses a square (the "
-        "reproduction's 09 finds no box-blur run that draws all three). Under its loss a square near the right "
-        "place costs little, so it learns where squares roughly are rather than what they look like. Sharpness is "
-        "not what the metrics score: the order is.",
-    "figure11_loss.png": "Each run's MIG and DCI disentanglement by loss (0 = nothing disentangled, 1 = each factor "
-        "in a latent of its own). One seed per loss: a direction, with no interval and no test.",
-    "loss_curves.png": "Training loss of each run, one panel per loss (their units differ: the box-blur loss adds "
-        "3969 times a blurred MSE). A curve that flattens near the mean image's loss is a model that stopped "
-        "learning; a falling one is still improving.",
-    "score_vs_recon.png": "Score against final reconstruction loss: a model that reconstructs better is not for that "
-        "reason more disentangled.",
+    "traversals_xysquares.png": "XYSquares: each column moves one factor (a square's x or y) "
+        "through its 8 positions, the others fixed (the paper's Figure 5). The squares never "
+        "overlap from one position to the next, so the pixel-wise MSE between any two positions is "
+        "the same.",
+    "overlap_study.png": "The MSE between XYSquares images along x_R as the grid spacing shrinks "
+        "(the paper's Figure 8). At spacing 8 (the dataset used here) every off-diagonal cell is "
+        "equally far (Spearman correlation with the ground truth 0): no order to learn. Once "
+        "neighbouring positions overlap, nearer positions look nearer.",
+    "reconstructions.png": "Top: observations. Below: each model's reconstruction. The MSE model "
+        "redraws the squares sharply; the box-blur model draws dim, blurred blobs near their "
+        "places and often misses a square (the reproduction's 09 finds no box-blur run that draws "
+        "all three). Under its loss a square near the right place costs little, so it learns where "
+        "squares roughly are rather than what they look like. Sharpness is not what the metrics "
+        "score: the order is.",
+    "figure11_loss.png": "Each run's MIG and DCI disentanglement by loss (0 = nothing "
+        "disentangled, 1 = each factor in a latent of its own). One seed per loss: a direction, "
+        "with no interval and no test.",
+    "loss_curves.png": "Training loss of each run, one panel per loss (their units differ: the "
+        "box-blur loss adds 3969 times a blurred MSE). A curve that flattens near the mean image's "
+        "loss is a model that stopped learning; a falling one is still improving.",
+    "score_vs_recon.png": "Score against final reconstruction loss: a model that reconstructs "
+        "better is not for that reason more disentangled.",
 }
-TRAVERSAL_CAPTION = ("The {loss} model's latent traversals: each row moves one latent across the range its encoder "
-                     "uses (its encoded means' 2.5% to 97.5% quantiles, written under its KL; the rows with the most "
-                     "information first), the others fixed. A latent that had ordered a position would slide one "
-                     "square steadily across its row. Expect none at this length, in either model: in the MSE "
-                     "model squares jump between places or change colour along a row, and in the box-blur model a "
-                     "row mostly fades or nudges a blurred square. Each position is spread over many latents; the "
-                     "box blur's higher DCI is a partial order over them, not one latent per square.")
+
+# %% ../nbs/08e_demo.ipynb #bf8f8dbc
+TRAVERSAL_CAPTION = ("The {loss} model's latent traversals: each row moves one latent across the "
+                     "range its encoder uses (its encoded means' 2.5% to 97.5% quantiles, written "
+                     "under its KL; the rows with the most information first), the others fixed. A "
+                     "latent that had ordered a position would slide one square steadily across "
+                     "its row. Expect none at this length, in either model: in the MSE model "
+                     "squares jump between places or change colour along a row, and in the "
+                     "box-blur model a row mostly fades or nudges a blurred square. Each position "
+                     "is spread over many latents; the box blur's higher DCI is a partial order "
+                     "over them, not one latent per square.")
 
 # %% ../nbs/08e_demo.ipynb #1e3291d0
 LABELS = {"mse": "MSE", "box_blur": "box blur"}
@@ -205,56 +236,67 @@ SCORES = ["mig", "dci.disentanglement", "dci.completeness", "dci.informativeness
 
 # %% ../nbs/08e_demo.ipynb #6a690429
 def _scores_table(runs: dict, steps: int) -> dict:
-    "This pair of runs beside the reproduction's medians (5 seeds), with what the numbers can and cannot say."
+    """This pair of runs beside the reproduction's medians (5 seeds), with what the numbers can and
+    cannot say."""
     value = lambda l, k: runs[l]["metrics"].get(k, float("nan")) if l in runs else "failed"
-    rows = [[k] + [value(l, k) for l in LABELS] + [REPRODUCTION.get(k, {}).get(a, "") for a in
-                                                   ("mse", "mse x 3969", "box_blur")] for k in SCORES]
-    rows.append(["active latents (of 25)"] + [runs[l]["result"].get("active_latents", "") if l in runs else ""
-                                              for l in LABELS] + ["", "", ""])
+    rows = [[k] + [value(l, k) for l in LABELS]
+            + [REPRODUCTION.get(k, {}).get(a, "") for a in ("mse", "mse x 3969", "box_blur")]
+            for k in SCORES]
+    rows.append(["active latents (of 25)"]
+                + [runs[l]["result"].get("active_latents", "") if l in runs else ""
+                   for l in LABELS] + ["", "", ""])
     rows.append(["final reconstruction loss (each in its loss's units)"]
-                + [runs[l]["result"].get("final", {}).get("recon", float("nan")) if l in runs else "" for l in LABELS]
+                + [runs[l]["result"].get("final", {}).get("recon", float("nan")) if l in runs
+                   else "" for l in LABELS]
                 + ["", "", ""])
-    return table(["", "MSE, this run", "box blur, this run", "reproduction: MSE", "reproduction: MSE x 3969",
-                  "reproduction: box blur"], rows,
-                 f"This run: one seed per loss, {steps:,} steps of {DEMO_BATCH}: one seed, no interval. The "
-                 "reproduction: medians of five seeds at 2,000 steps of 128 (09_reproduction, "
-                 "results/mechanism_2x2_cpu.sqlite); MSE x 3969 is the MSE given the box blur's weight. MIG and DCI run "
-                 "from 0 (nothing disentangled) to 1 (each factor in a latent of its own).")
+    return table(["", "MSE, this run", "box blur, this run", "reproduction: MSE",
+                  "reproduction: MSE x 3969", "reproduction: box blur"], rows,
+                 f"This run: one seed per loss, {steps:,} steps of {DEMO_BATCH}: one seed, no "
+                 "interval. The reproduction: medians of five seeds at 2,000 steps of 128 "
+                 "(09_reproduction, results/mechanism_2x2_cpu.sqlite); MSE x 3969 is the MSE given "
+                 "the box blur's weight. MIG and DCI run from 0 (nothing disentangled) to 1 (each "
+                 "factor in a latent of its own).")
 
 # %% ../nbs/08e_demo.ipynb #9f308761
 def _reading(steps: int) -> list[dict]:
-    "How to read the scores: their range, the paper, this scale, one seed, and the reproduction's control."
+    """How to read the scores: their range, the paper, this scale, one seed, and the reproduction's
+    control."""
     r = REPRODUCTION["dci.disentanglement"]
-    return [paragraph("MIG and DCI disentanglement run from 0 to 1: 1 means each ground-truth factor is captured by "
-                      "one latent of its own, 0 that none is. The paper's Figure 11 shows the box blur raising both "
-                      "scores on XYSquares for the beta-VAE and Ada-GVAE after 57,600 steps of 256; it prints no "
-                      "numbers, so this report compares directions, not values."),
-            paragraph(f"These runs train {steps:,} steps of {DEMO_BATCH} (at the default, 1.7% of the paper's "
-                      "training), so their scores stay low: what this scale can show is whether the box blur "
-                      "lets a model order the positions at all, not the paper's converged scores. With one seed per "
-                      "loss there is no interval and no test: one pair of models shows a direction."),
-            paragraph(f"Is it the blur or its weight? The box-blur loss is the MSE plus 3969 times a blurred MSE, "
-                      "so at the same beta its KL term weighs much less. The reproduction's control gives the plain "
-                      f"MSE the same weight: its median DCI ({r['mse x 3969']:.3f}) stays near the MSE's "
-                      f"({r['mse']:.3f}), far below the box blur's ({r['box_blur']:.3f}), five seeds each: the gain "
-                      "comes from the blur, not from a weaker regulariser. 09_reproduction gives every run, the "
-                      "tests and what did not reproduce.")]
+    return [paragraph("MIG and DCI disentanglement run from 0 to 1: 1 means each ground-truth "
+                      "factor is captured by one latent of its own, 0 that none is. The paper's "
+                      "Figure 11 shows the box blur raising both scores on XYSquares for the "
+                      "beta-VAE and Ada-GVAE after 57,600 steps of 256; it prints no numbers, so "
+                      "this report compares directions, not values."),
+            paragraph(f"These runs train {steps:,} steps of {DEMO_BATCH} (at the default, 1.7% of "
+                      "the paper's training), so their scores stay low: what this scale can show "
+                      "is whether the box blur lets a model order the positions at all, not the "
+                      "paper's converged scores. With one seed per loss there is no interval and "
+                      "no test: one pair of models shows a direction."),
+            paragraph("Is it the blur or its weight? The box-blur loss is the MSE plus 3969 times "
+                      "a blurred MSE, so at the same beta its KL term weighs much less. The "
+                      "reproduction's control gives the plain MSE the same weight: its median DCI "
+                      f"({r['mse x 3969']:.3f}) stays near the MSE's ({r['mse']:.3f}), far below "
+                      f"the box blur's ({r['box_blur']:.3f}), five seeds each: the gain comes from "
+                      "the blur, not from a weaker regulariser. 09_reproduction gives every run, "
+                      "the tests and what did not reproduce.")]
 
 # %% ../nbs/08e_demo.ipynb #88455770
-def demo(out: str | Path = "demo",                  # the folder it writes (and resumes)
-         steps: int | None = None,                  # training steps of each run (None: DEMO_STEPS, or QUICK's)
-         progress: bool = True,                     # progress bars on stderr
-         say: Callable = print,                     # how it narrates
-         quick: bool = False,                       # a check that everything runs (`QUICK`): its numbers mean nothing
+def demo(out: str | Path = "demo",  # the folder it writes (and resumes)
+         steps: int | None = None,  # training steps of each run (None: DEMO_STEPS, or QUICK's)
+         progress: bool = True,     # progress bars on stderr
+         say: Callable = print,     # how it narrates
+         quick: bool = False,       # a check that everything runs (`QUICK`): numbers mean nothing
          ) -> dict:
-    """The paper's story end to end on XYSquares, written to the folder `out` with an `index.html`; returns the
-    report's numbers: the conclusion, the perceived distances, each run's metrics, the runs done and failed. `quick`
-    trains 10 steps and scores and measures on small samples, and the report says so at its top."""
+    """The paper's story end to end on XYSquares, written to the folder `out` with an `index.html`;
+    returns the report's numbers: the conclusion, the perceived distances, each run's metrics,
+    the runs done and failed. `quick` trains 10 steps and scores and measures on small samples,
+    and the report says so at its top."""
     import matplotlib
     matplotlib.use("Agg")
     from disentlit.data import plot_traversals
     from disentlit.catalog import get_dataset, list_datasets
-    from disentlit.distances import dataset_report, overlap_study, plot_overlap_study, traversal_distance_matrices
+    from disentlit.distances import (dataset_report, overlap_study, plot_overlap_study,
+                                     traversal_distance_matrices)
     from disentlit.core import save_figure
     from disentlit.losses import get_loss
     from disentlit.traversals import plot_reconstructions
@@ -264,78 +306,99 @@ def demo(out: str | Path = "demo",                  # the folder it writes (and 
     out = owned_dir(out, "demo folder")
     say(datasets_table(list_datasets()))
     data = get_dataset("xysquares")
-    save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png", dpi=90)
+    save_figure(plot_traversals(data, pos=[0, 0, 3, 3, 6, 6]), out / "traversals_xysquares.png",
+                dpi=90)
     say("\n1. What the reconstruction loss perceives along XYSquares' factor traversals")
     pairs, traversals = (QUICK["pairs"], QUICK["traversals"]) if quick else (5000, 128)
-    reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=pairs, traversals=traversals,
-                                    progress=progress) for loss in LABELS}
+    reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=pairs,
+                                    traversals=traversals, progress=progress) for loss in LABELS}
     blur = {f["name"]: f["mean"] for f in reports["box_blur"]["factors"]}
     rows = [[f["name"], f["mean"], blur[f["name"]]] for f in reports["mse"]["factors"]]
-    rows.append(["Spearman with ground truth", reports["mse"]["spearman"], reports["box_blur"]["spearman"]])
+    rows.append(["Spearman with ground truth", reports["mse"]["spearman"],
+                 reports["box_blur"]["spearman"]])
     say(text_table([["factor", "mean MSE", "mean box-blur loss"]]
                    + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
     save_figure(plot_overlap_study(overlap_study(n=128)), out / "overlap_study.png", dpi=100)
-    say(f"\n2. A beta-VAE trained {steps} steps with each loss (resumable sweep in {out / 'demo.sqlite'})")
+    say(f"\n2. A beta-VAE trained {steps} steps with each loss (resumable sweep in "
+        f"{out / 'demo.sqlite'})")
     db_path = out / "demo.sqlite"
-    counts = run_sweep(demo_spec(steps, metric_params=QUICK["metric_params"] if quick else None), db_path,
-                       resume=True, progress=progress)
+    counts = run_sweep(demo_spec(steps, metric_params=QUICK["metric_params"] if quick else None),
+                       db_path, resume=True, progress=progress)
     db = ResultsDB(db_path)
     try: runs = {r["config"]["loss"]: r for r in db.runs(sweep="demo") if r["status"] == "done"}
     finally: db.close()
     scores = _scores_table(runs, steps)
-    say(text_table([["", "MSE", "box blur"]] + [[str(r[0])] + [f"{v:.4f}" if isinstance(v, float) else str(v)
-                                                              for v in r[1:3]] for r in scores["rows"]]))
+    say(text_table([["", "MSE", "box blur"]]
+                   + [[str(r[0])] + [f"{v:.4f}" if isinstance(v, float) else str(v)
+                                     for v in r[1:3]] for r in scores["rows"]]))
     figs = figures(db_path, out / "figures", sweep="demo") if runs else []
-    models = {LABELS[l]: load_run(out / "demo_runs" / runs[l]["id"])[0] for l in LABELS if l in runs}
-    if models: save_figure(plot_reconstructions(models, data, n=6, seed=1), out / "reconstructions.png", dpi=100)
+    models = {LABELS[l]: load_run(out / "demo_runs" / runs[l]["id"])[0] for l in LABELS
+              if l in runs}
+    if models: save_figure(plot_reconstructions(models, data, n=6, seed=1),
+                           out / "reconstructions.png", dpi=100)
     perceived = {loss: traversal_distance_matrices(data, n=64, distance=get_loss(loss).distance,
-                                                   factors=["x_R"])["x_R"]["pcv"] for loss in LABELS}
+                                                   factors=["x_R"])["x_R"]["pcv"]
+                 for loss in LABELS}
     dci = {LABELS[l]: [runs[l]["metrics"]["dci.disentanglement"]] for l in LABELS
            if l in runs and "dci.disentanglement" in runs[l]["metrics"]}
     save_figure(plot_headline({"MSE: every step\nlooks equally far": perceived["mse"],
-                                "box blur: nearer positions\nlook nearer": perceived["box_blur"]}, dci,
-                               title="what each model learns\n(one seed each)"), out / "headline.png", dpi=110)
+                               "box blur: nearer positions\nlook nearer": perceived["box_blur"]},
+                              dci, title="what each model learns\n(one seed each)"),
+                out / "headline.png", dpi=110)
     first = conclusion(runs, steps)
-    if quick: first = (f"A quick check (--quick): {steps} steps a run and small samples, to see that everything runs; "
-                       f"its numbers say nothing about the paper (make demo without it trains {DEMO_STEPS:,}). " + first)
-    learned = [paragraph(f"One beta-VAE per loss (beta 0.0001, 25 latents, {steps:,} steps of {DEMO_BATCH}, seed 0), "
-                         "trained as a two-run sweep (demo.sqlite), then scored, drawn and traversed.")]
+    if quick: first = (f"A quick check (--quick): {steps} steps a run and small samples, to see "
+                       "that everything runs; its numbers say nothing about the paper (make demo "
+                       f"without it trains {DEMO_STEPS:,}). " + first)
+    learned = [paragraph(f"One beta-VAE per loss (beta 0.0001, 25 latents, {steps:,} steps of "
+                         f"{DEMO_BATCH}, seed 0), trained as a two-run sweep (demo.sqlite), then "
+                         "scored, drawn and traversed.")]
     if models: learned.append(figure("reconstructions.png", CAPTIONS["reconstructions.png"]))
-    learned += [figure(f"demo_runs/{runs[l]['id']}/traversals.png", TRAVERSAL_CAPTION.format(loss=LABELS[l]), 560)
-                for l in LABELS if l in runs and (out / "demo_runs" / runs[l]["id"] / "traversals.png").exists()]
+    learned += [figure(f"demo_runs/{runs[l]['id']}/traversals.png",
+                       TRAVERSAL_CAPTION.format(loss=LABELS[l]), 560)
+                for l in LABELS if l in runs
+                and (out / "demo_runs" / runs[l]["id"] / "traversals.png").exists()]
     learned.append(scores)
-    learned += [figure(f"figures/{p.name}", CAPTIONS.get(p.name, f"{p.stem}, drawn by disentlit figures."))
+    learned += [figure(f"figures/{p.name}",
+                       CAPTIONS.get(p.name, f"{p.stem}, drawn by disentlit figures."))
                 for p in figs if p.suffix == ".png"]
     sections = [dict(id="perceived", title="What the loss perceives (Table A1, Figure 8)", blocks=[
-                    paragraph(f"Mean perceived distance along each factor's traversals ({pairs:,} pairs) under each loss, "
-                              "and how well it follows the ground truth."),
-                    table(["factor", "MSE", "box-blur loss"], rows, "Spearman correlation between perceived and "
-                          "ground-truth distance along traversals: 0, no order to learn; 1, a perfect order."),
+                    paragraph(f"Mean perceived distance along each factor's traversals ({pairs:,} "
+                              "pairs) under each loss, and how well it follows the ground truth."),
+                    table(["factor", "MSE", "box-blur loss"], rows, "Spearman correlation between "
+                          "perceived and ground-truth distance along traversals: 0, no order to "
+                          "learn; 1, a perfect order."),
                     figure("traversals_xysquares.png", CAPTIONS["traversals_xysquares.png"], 420),
                     figure("overlap_study.png", CAPTIONS["overlap_study.png"])]),
-                dict(id="learned", title=f"What a beta-VAE learns in {steps:,} steps", blocks=learned),
+                dict(id="learned", title=f"What a beta-VAE learns in {steps:,} steps",
+                     blocks=learned),
                 dict(id="reading", title="How to read these numbers", blocks=_reading(steps))]
-    headline = figure("headline.png", "Left and middle: the distance each loss perceives between XYSquares images as "
-                      "the red square moves along its 8 positions (x_R). Right: this demo's two models, DCI "
-                      "disentanglement (one seed each).")
-    page = render_report("disentlit demo: the reconstruction loss decides what a VAE can disentangle", first,
-                         headline, sections)
-    atomic_write(out / "index.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"), "the demo report")
+    headline = figure("headline.png", "Left and middle: the distance each loss perceives between "
+                      "XYSquares images as the red square moves along its 8 positions (x_R). "
+                      "Right: this demo's two models, DCI disentanglement (one seed each).")
+    page = render_report("disentlit demo: the reconstruction loss decides what a VAE can "
+                         "disentangle", first, headline, sections)
+    atomic_write(out / "index.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"),
+                 "the demo report")
     say(f"\n{first}")
-    say(f"\n{counts['done']} runs done, {counts['failed']} failed; {time.perf_counter() - t0:.0f} s")
+    say(f"\n{counts['done']} runs done, {counts['failed']} failed; "
+        f"{time.perf_counter() - t0:.0f} s")
     say(f"open {out / 'index.html'}")
-    return dict(out=str(out), index=str(out / "index.html"), counts=counts, steps=steps, quick=quick,
-                seconds=round(time.perf_counter() - t0, 1),
-                conclusion=first,
-                distances={loss: dict(spearman=r["spearman"], factors=r["factors"]) for loss, r in reports.items()},
-                runs={l: dict(metrics=r["metrics"], active_latents=r["result"].get("active_latents"),
-                              collapsed=r["result"].get("collapsed"), final=r["result"].get("final"))
+    return dict(out=str(out), index=str(out / "index.html"), counts=counts, steps=steps,
+                quick=quick, seconds=round(time.perf_counter() - t0, 1), conclusion=first,
+                distances={loss: dict(spearman=r["spearman"], factors=r["factors"])
+                           for loss, r in reports.items()},
+                runs={l: dict(metrics=r["metrics"],
+                              active_latents=r["result"].get("active_latents"),
+                              collapsed=r["result"].get("collapsed"),
+                              final=r["result"].get("final"))
                       for l, r in runs.items()})
 
 # %% ../nbs/08e_demo.ipynb #aa3ad763
-def stated_time(record: dict,   # a measurement of the demo (`tools/time_demo.py`'s results/demo_time.json)
+def stated_time(record: dict,   # a measurement (`tools/time_demo.py`'s results/demo_time.json)
                 ) -> str:
-    "How long the demo takes, as the README says it: whole minutes, and the machine they were measured on."
+    """How long the demo takes, as the README says it: whole minutes, and the machine they were
+    measured on."""
     minutes = max(1, round(record["seconds"] / 60))
-    return (f"about {minutes} minute{'s' if minutes > 1 else ''} on {record['cores']} CPU cores ({record['cpu']}, "
-            f"{'native bf16' if record['native_bf16'] else 'no native bf16'}; measured {record['date']})")
+    return (f"about {minutes} minute{'s' if minutes > 1 else ''} on {record['cores']} CPU cores "
+            f"({record['cpu']}, {'native bf16' if record['native_bf16'] else 'no native bf16'}; "
+            f"measured {record['date']})")

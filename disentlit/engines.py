@@ -17,8 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
-from .core import (check_positive, DisentlitError, lease_seconds, owned_dir, parse_json, passing,
-                            progress_bar, read_file, remove_orphans, write_json)
+from .core import (check_positive, DisentlitError, lease_seconds, owned_dir, parse_json,
+                            passing, progress_bar, read_file, remove_orphans, write_json)
 from .config import RunConfig
 from .store import ResultsDB
 from .sweeps import _error_text, _record, check_engine_options, heartbeat, register_engine
@@ -29,13 +29,15 @@ __all__ = ['SUBMITIT_CLUSTERS', 'start_ray', 'ray_engine', 'submitit_executor', 
 # %% ../nbs/08ba_engines.ipynb #32de3306
 @dataclasses.dataclass(frozen=True)
 class _Raised:
-    "A run's exception, as a process of a cluster gives it back: its text (`_error_text`) and whether it passes."
+    """A run's exception, as a process of a cluster gives it back: its text (`_error_text`) and
+    whether it passes."""
     error: str
     transient: bool
 
 def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool):
-    """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs: torch's threads. Its
-    result, or its exception as `_Raised` (the traceback printed to the process's log)."""
+    """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs:
+    torch's threads. Its result, or its exception as `_Raised` (the traceback printed to the
+    process's log)."""
     import torch
     torch.set_num_threads(max(1, threads))
     try: return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
@@ -43,18 +45,23 @@ def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, prog
         traceback.print_exc()
         return _Raised(_error_text(e), passing(e))
 
+# %% ../nbs/08ba_engines.ipynb #73a63df6
 def _record_remote(db: ResultsDB, run_id: str, result):
-    "Record what a run in a process of a cluster gave back: `_Raised` as its failure (passing or not), else `_record`."
+    """Record what a run in a process of a cluster gave back: `_Raised` as its failure (passing or
+    not), else `_record`."""
     if isinstance(result, _Raised): db.fail(run_id, result.error, transient=result.transient)
     else: _record(db, run_id, result)
 
 # %% ../nbs/08ba_engines.ipynb #4e920e98
-def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots: int, lease, bar) -> int:
-    "Submit pending runs (`submit(config, out_dir) -> ref`) up to `slots` at a time, recording each as it ends."
+def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots: int, lease,
+              bar) -> int:
+    """Submit pending runs (`submit(config, out_dir) -> ref`) up to `slots` at a time, recording
+    each as it ends."""
     import ray
     in_flight, n = {}, 0
     try:
-        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):   # the driver renews their leases
+        # the driver renews their leases
+        with heartbeat(db.path, lambda: list(in_flight.copy().values()), lease):
             while True:
                 while len(in_flight) < slots and (claimed := db.claim(sweep=sweep)):
                     in_flight[submit(claimed[1], out_root / claimed[0])] = claimed[0]
@@ -62,7 +69,8 @@ def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots
                 for ref in ray.wait(list(in_flight), num_returns=1)[0]:
                     run_id = in_flight.pop(ref)
                     try: _record_remote(db, run_id, ray.get(ref))
-                    except Exception as e: db.fail(run_id, _error_text(e), transient=passing(e))   # Ray's own
+                    except Exception as e:                                          # Ray's own
+                        db.fail(run_id, _error_text(e), transient=passing(e))
                     n += 1; bar.update(1)
     except BaseException:
         for ref, run_id in in_flight.items(): ray.cancel(ref, force=True); db.release(run_id)
@@ -72,7 +80,8 @@ def _ray_runs(db: ResultsDB, sweep: str, submit: Callable, out_root: Path, slots
 def start_ray(ray,                       # the `ray` module
               tries: int = 3,            # attempts at starting a local cluster
               **kwargs):                 # for `ray.init`
-    "`ray.init(**kwargs)`, tried again (up to `tries` times) when a local cluster times out during its start."
+    """`ray.init(**kwargs)`, tried again (up to `tries` times) when a local cluster times out during
+    its start."""
     for attempt in range(1, tries + 1):
         try: return ray.init(**kwargs)
         except Exception as e:
@@ -86,113 +95,143 @@ def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
     return max(1, int(min(have.get("CPU", 1) / max(num_cpus, 1e-9),
                           have.get("GPU", 0) / num_gpus if num_gpus else float("inf"))))
 
-def _number(v) -> bool: return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+# %% ../nbs/08ba_engines.ipynb #9197e0b0
+def _number(v) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
 def _check_ray(options: dict):
-    "The ray engine's options: CPUs per run a number > 0, GPUs per run a number >= 0 (a fraction shares a GPU)."
+    """The ray engine's options: CPUs per run a number > 0, GPUs per run a number >= 0 (a fraction
+    shares a GPU)."""
     if not (_number(c := options.get("num_cpus", 1)) and c > 0):
         raise DisentlitError(f"num_cpus must be a number > 0, got {c!r}")
     if not (_number(g := options.get("num_gpus", 0)) and g >= 0):
         raise DisentlitError(f"num_gpus must be a number >= 0, got {g!r}")
 
+# %% ../nbs/08ba_engines.ipynb #243eb6f3
 def ray_engine(db: ResultsDB,                # the results database
                sweep: str,                   # the sweep whose pending runs to execute
-               run_fn: Callable,             # `run_fn(config, out_dir, progress=, device=) -> result`
-               out_root: Path,               # the run directories' folder, reachable by every worker
+               run_fn: Callable,             # `(config, out_dir, progress=, device=) -> result`
+               out_root: Path,               # the run directories' folder, seen by every worker
                num_cpus: float = 1,          # CPUs per run
                num_gpus: float = 0,          # GPUs per run
                progress: bool = True,        # a progress bar on stderr
                lease: float | None = None,   # seconds (default $DISENTLIT_LEASE, else 600)
                ) -> int:
-    "Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database. Returns how many ran."
+    """Execute the pending runs of `sweep` as Ray tasks; the driver alone writes the database.
+    Returns how many ran."""
     check_engine_options("ray", dict(num_cpus=num_cpus, num_gpus=num_gpus))
     try: import ray
-    except ImportError: raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
+    except ImportError:
+        raise DisentlitError("the ray engine needs Ray: pip install 'disentlit[ray]'") from None
     if not ray.is_initialized():
-        start_ray(ray, address=os.environ.get("RAY_ADDRESS"), include_dashboard=False, log_to_driver=False)
+        start_ray(ray, address=os.environ.get("RAY_ADDRESS"), include_dashboard=False,
+                  log_to_driver=False)
     task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_retries=0)(_remote_run)
-    bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)", disable=not progress, unit="run")
-    submit = lambda config, out_dir: task.remote(run_fn, config.to_dict(), str(out_dir), int(max(1, num_cpus)), False)
-    try: return _ray_runs(db, sweep, submit, out_root, _ray_slots(ray, num_cpus, num_gpus), lease, bar)
+    bar = progress_bar(total=db.counts(sweep)["pending"], desc=f"sweep {sweep} (ray)",
+                       disable=not progress, unit="run")
+    submit = lambda config, out_dir: task.remote(run_fn, config.to_dict(), str(out_dir),
+                                                 int(max(1, num_cpus)), False)
+    try: return _ray_runs(db, sweep, submit, out_root, _ray_slots(ray, num_cpus, num_gpus),
+                          lease, bar)
     finally: bar.close()
 
 register_engine("ray", ray_engine, ("num_cpus", "num_gpus"), _check_ray);
 
 # %% ../nbs/08ba_engines.ipynb #105a023d
 def _submitit(cluster: str = "slurm"):
-    "submitit, once it is installed and `cluster` can be reached from here (Slurm: `srun` on this machine)."
+    """submitit, once it is installed and `cluster` can be reached from here (Slurm: `srun` on this
+    machine)."""
     try: import submitit
-    except ImportError: raise DisentlitError("the submitit engine needs submitit: pip install 'disentlit[submitit]'") from None
+    except ImportError:
+        raise DisentlitError("the submitit engine needs submitit: "
+                             "pip install 'disentlit[submitit]'") from None
     if cluster == "slurm" and submitit.SlurmExecutor.affinity() < 0:
-        raise DisentlitError("cannot submit to slurm: no srun on this machine (run the sweep on the cluster's login "
-                             "node; cluster local runs the jobs here)")
+        raise DisentlitError("cannot submit to slurm: no srun on this machine (run the sweep on "
+                             "the cluster's login node; cluster local runs the jobs here)")
     return submitit
 
-SUBMITIT_CLUSTERS = ("slurm", "local")        # submitit's executors the engine drives: Slurm's, and processes here
+# %% ../nbs/08ba_engines.ipynb #789dfcb7
+SUBMITIT_CLUSTERS = ("slurm", "local")  # the executors the engine drives: Slurm's, local
 
 def _check_submitit_options(options: dict):
-    "The submitit engine's settings: a cluster it knows, a partition's name, positive whole numbers, memory in GB."
+    """The submitit engine's settings: a cluster it knows, a partition's name, positive whole
+    numbers, memory in GB."""
     if (c := options.get("cluster", "slurm")) not in SUBMITIT_CLUSTERS:
-        raise DisentlitError(f"unknown submitit cluster {c!r}; accepted: {', '.join(SUBMITIT_CLUSTERS)}")
+        raise DisentlitError(f"unknown submitit cluster {c!r}; accepted: "
+                             f"{', '.join(SUBMITIT_CLUSTERS)}")
     if (p := options.get("partition")) is not None and not (isinstance(p, str) and p.strip()):
         raise DisentlitError(f"partition must be a Slurm partition's name, got {p!r}")
     for key in ("time", "cpus", "array_parallelism"):
-        if (v := options.get(key)) is not None: check_positive(v, key, " (time: minutes)" if key == "time" else "")
-    if (g := options.get("gpus")) is not None and (isinstance(g, bool) or not isinstance(g, int) or g < 0):
+        if (v := options.get(key)) is not None:
+            check_positive(v, key, " (time: minutes)" if key == "time" else "")
+    if (g := options.get("gpus")) is not None and (isinstance(g, bool) or not isinstance(g, int)
+                                                   or g < 0):
         raise DisentlitError(f"gpus must be an integer >= 0, got {g!r}")
     if (m := options.get("mem")) is not None and not (_number(m) and m > 0):
         raise DisentlitError(f"mem must be a number of GB > 0, got {m!r}")
 
-def submitit_executor(folder: str | Path,                    # submitit's folder: jobs' pickles, results, logs
-                      cluster: str = "slurm",                # slurm, or local (processes on this machine)
-                      partition: str | None = None,          # Slurm partition (default: the cluster's)
+# %% ../nbs/08ba_engines.ipynb #6a106a3f
+def submitit_executor(folder: str | Path,                    # jobs' pickles, results and logs
+                      cluster: str = "slurm",                # slurm, or local (processes here)
+                      partition: str | None = None,          # Slurm partition (the cluster's)
                       time: int = 60,                        # minutes a job may run
                       gpus: int = 0,                         # GPUs per job
-                      cpus: int = 1,                         # CPUs per job (torch's threads in it)
-                      mem: float | None = None,              # GB of memory per job (default: the partition's)
-                      array_parallelism: int | None = None,  # array tasks at once (Slurm's default: 256)
+                      cpus: int = 1,                         # CPUs per job (torch's threads)
+                      mem: float | None = None,              # GB per job (the partition's)
+                      array_parallelism: int | None = None,  # tasks at once (Slurm's: 256)
                       name: str = "disentlit",               # the jobs' name in the queue
                       ):
     "A submitit `AutoExecutor` with the engine's settings, in submitit's names."
-    check_engine_options("submitit", dict(cluster=cluster, partition=partition, time=time, gpus=gpus, cpus=cpus,
-                                          mem=mem, array_parallelism=array_parallelism))
+    check_engine_options("submitit", dict(cluster=cluster, partition=partition, time=time,
+                                          gpus=gpus, cpus=cpus, mem=mem,
+                                          array_parallelism=array_parallelism))
     executor = _submitit(cluster).AutoExecutor(folder=folder, cluster=cluster)
-    executor.update_parameters(name=name, timeout_min=time, gpus_per_node=gpus, cpus_per_task=cpus, mem_gb=mem,
-                               slurm_partition=partition, slurm_array_parallelism=array_parallelism)
+    executor.update_parameters(name=name, timeout_min=time, gpus_per_node=gpus, cpus_per_task=cpus,
+                               mem_gb=mem, slurm_partition=partition,
+                               slurm_array_parallelism=array_parallelism)
     return executor
 
 # %% ../nbs/08ba_engines.ipynb #59a74221
 def _adopted(job) -> bool:
-    "Whether `job` is a local job this process did not start (an earlier submitter's): submitit has no process for it."
+    """Whether `job` is a local job this process did not start (an earlier submitter's): submitit
+    has no process for it."""
     import submitit
-    return isinstance(job, submitit.LocalJob) and job.get_info()["jobState"].startswith("NO PROCESS")
+    return (isinstance(job, submitit.LocalJob)
+            and job.get_info()["jobState"].startswith("NO PROCESS"))
 
+# %% ../nbs/08ba_engines.ipynb #d27d21eb
 def _process_alive(pid: int) -> bool:
-    "Whether process `pid` exists and has not ended (a zombie has ended: only its exit status is left)."
+    """Whether process `pid` exists and has not ended (a zombie has ended: only its exit status is
+    left)."""
     try: os.kill(pid, 0)
     except ProcessLookupError: return False
     except PermissionError: return True
-    with contextlib.suppress(OSError): return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     return True
 
+# %% ../nbs/08ba_engines.ipynb #95ee543d
 def _ended(job) -> bool:
     "Whether a submitit job has ended, with a result or without."
     if job.paths.result_pickle.exists(): return True
     return not _process_alive(int(job.job_id)) if _adopted(job) else job.done()
 
+# %% ../nbs/08ba_engines.ipynb #20248f24
 def _job_outcome(job) -> tuple[str, object]:
-    """How an ended job ended: ('done', what its run gave back: a result or `_Raised`), ('failed', submitit's error:
-    the job could not run the run) or ('lost', why: no result)."""
+    """How an ended job ended: ('done', what its run gave back: a result or `_Raised`), ('failed',
+    submitit's error: the job could not run the run) or ('lost', why: no result)."""
     import submitit
     from submitit.core.utils import FailedJobError, UncompletedJobError
-    if isinstance(job, submitit.LocalJob) and not job.paths.result_pickle.exists():   # local: no file system lag
+    if isinstance(job, submitit.LocalJob) and not job.paths.result_pickle.exists():  # no fs lag
         return "lost", f"job {job.job_id} ended without a result"
     try: return "done", job.result()
     except FailedJobError as e: return "failed", str(e)[-2000:]
     except UncompletedJobError as e: return "lost", str(e).splitlines()[0]
 
+# %% ../nbs/08ba_engines.ipynb #1070ec3d
 def _cancel(job):
-    "Stop a job: `scancel` on Slurm, SIGINT to a local job's process (submitit's own way, for one it did not start too)."
+    """Stop a job: `scancel` on Slurm, SIGINT to a local job's process (submitit's own way, for one
+    it did not start too)."""
     if _adopted(job):
         with contextlib.suppress(OSError): os.kill(int(job.job_id), signal.SIGINT)
     else: job.cancel(check=False)
@@ -201,7 +240,8 @@ def _cancel(job):
 def _job_file(folder: Path, run_id: str) -> Path: return folder / "jobs" / f"{run_id}.json"
 
 def _earlier_job(folder: Path, cluster: str, run_id: str):
-    "The job an earlier submitter left for run `run_id`, if it can still give its result: it has one, or still runs."
+    """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
+    one, or still runs."""
     import submitit
     if not (path := _job_file(folder, run_id)).exists(): return None
     try:
@@ -214,30 +254,35 @@ def _earlier_job(folder: Path, cluster: str, run_id: str):
     job = dict(slurm=submitit.SlurmJob, local=submitit.LocalJob)[cluster](folder, held["job"])
     return job if job.paths.result_pickle.exists() or not _ended(job) else None
 
+# %% ../nbs/08ba_engines.ipynb #dce935fb
 def _take(db: ResultsDB, run_id: str, job, earlier: bool = False) -> str:
-    """Record how `job` ended for run `run_id` and say how: 'done', 'failed' (a passing cause: for --resume), or 'lost'
-    (no result: the run is pending again), where an `earlier` submitter's job that left no result is 'again': the run
-    stays claimed, for a new job; then the note goes, its outcome being the database's, or the new job's."""
+    """Record how `job` ended for run `run_id` and say how: 'done', 'failed' (a passing cause: for
+    --resume), or 'lost' (no result: the run is pending again), where an `earlier` submitter's
+    job that left no result is 'again': the run stays claimed, for a new job; then the note goes,
+    its outcome being the database's, or the new job's."""
     kind, what = _job_outcome(job)
     if kind == "done": _record_remote(db, run_id, what)
     elif kind == "failed": db.fail(run_id, what)
     elif earlier:
-        kind = "again"; warnings.warn(f"run {run_id}: an earlier submitter's {what}; it is submitted again")
+        kind = "again"
+        warnings.warn(f"run {run_id}: an earlier submitter's {what}; it is submitted again")
     else:
         db.release(run_id)
-        warnings.warn(f"run {run_id}: {what}; it is pending again (--resume goes on from its checkpoint)")
+        warnings.warn(f"run {run_id}: {what}; it is pending again "
+                      "(--resume goes on from its checkpoint)")
     with contextlib.suppress(OSError): _job_file(job.paths.folder, run_id).unlink()
     return kind
 
 # %% ../nbs/08ba_engines.ipynb #6d734b22
-def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, lease: float, bar, poll: float,
-                   earlier: Callable = lambda run_id: None) -> int:
-    """Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time: an earlier submitter's job for a run
-    when `earlier(run_id)` gives one, else a new job (`submit(ids) -> {id: job}`), as for a run whose earlier job
-    ended without a result."""
+def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, lease: float, bar,
+                   poll: float, earlier: Callable = lambda run_id: None) -> int:
+    """Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time: an earlier
+    submitter's job for a run when `earlier(run_id)` gives one, else a new job (`submit(ids) ->
+    {id: job}`), as for a run whose earlier job ended without a result."""
     waiting, in_flight, adopted, n = list(claimed), {}, set(), 0
     try:
-        with heartbeat(db.path, lambda: list(claimed.copy()), lease):      # the submitter renews their leases
+        # the submitter renews their leases
+        with heartbeat(db.path, lambda: list(claimed.copy()), lease):
             while waiting or in_flight:
                 if wave := waiting[:max(0, slots - len(in_flight))]:
                     waiting = waiting[len(wave):]
@@ -245,7 +290,8 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
                     in_flight.update(taken); adopted |= set(taken)
                     if new := [r for r in wave if r not in taken]: in_flight.update(submit(new))
                 for run_id in [r for r, job in in_flight.items() if _ended(job)]:
-                    if _take(db, run_id, in_flight.pop(run_id), earlier=run_id in adopted) == "again":
+                    if _take(db, run_id, in_flight.pop(run_id),
+                             earlier=run_id in adopted) == "again":
                         adopted.discard(run_id); waiting.append(run_id); continue
                     del claimed[run_id]; n += 1; bar.update(1)
                 if in_flight: time.sleep(poll)
@@ -258,48 +304,57 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
 # %% ../nbs/08ba_engines.ipynb #f878b391
 @contextlib.contextmanager
 def _interruptible_children():
-    """Processes started in the block take SIGINT's default action. A submitter started in the background (`nohup
-    disentlit sweep ... &`) ignores SIGINT and its children inherit that, so a local job's cancel (submitit's SIGINT to
-    its controller) was lost and the job ran on to its end (found by the stopped-submitter test, run in the background)."""
-    ignored = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    if ignored: signal.signal(signal.SIGINT, signal.default_int_handler)   # a handler: reset to the default on exec
+    """Processes started in the block take SIGINT's default action. A submitter started in the
+    background (`nohup disentlit sweep ... &`) ignores SIGINT and its children inherit that, so a
+    local job's cancel (submitit's SIGINT to its controller) was lost and the job ran on to its
+    end (found by the stopped-submitter test, run in the background)."""
+    ignored = (threading.current_thread() is threading.main_thread()
+               and signal.getsignal(signal.SIGINT) == signal.SIG_IGN)
+    if ignored: signal.signal(signal.SIGINT, signal.default_int_handler)  # reset to default on exec
     try: yield
     finally:
         if ignored: signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+# %% ../nbs/08ba_engines.ipynb #dc7920c3
 def submitit_engine(db: ResultsDB,                        # the results database
-                    sweep: str,                           # the sweep whose pending runs to execute
-                    run_fn: Callable,                     # `run_fn(config, out_dir, progress=, device=) -> result`
-                    out_root: Path,                       # the run directories' folder, shared with the jobs
+                    sweep: str,                           # the sweep whose pending runs to run
+                    run_fn: Callable,                     # `run_fn(config, out_dir, ...) -> result`
+                    out_root: Path,                       # the runs' folder, shared with the jobs
                     progress: bool = True,                # a progress bar on stderr
-                    lease: float | None = None,           # seconds (default $DISENTLIT_LEASE, else 600)
-                    cluster: str = "slurm",               # slurm, or local (jobs as processes on this machine)
+                    lease: float | None = None,           # seconds ($DISENTLIT_LEASE, else 600)
+                    cluster: str = "slurm",               # slurm, or local (processes here)
                     partition: str | None = None,         # Slurm partition (default: the cluster's)
                     time: int = 60,                       # minutes a job may run
                     gpus: int = 0,                        # GPUs per job
                     cpus: int = 1,                        # CPUs per job
                     mem: float | None = None,             # GB of memory per job
-                    array_parallelism: int | None = None, # jobs at once (local default: this machine's CPUs / cpus)
+                    array_parallelism: int | None = None, # jobs at once (local: CPUs / cpus)
                     ) -> int:
-    """Execute the pending runs of `sweep` as submitit jobs (a Slurm job array); the submitter alone writes the
-    database. Returns how many jobs ended (a job that left no result puts its run back to pending)."""
-    executor = submitit_executor(folder := Path(out_root) / ".submitit", cluster, partition, time, gpus, cpus, mem,
-                                 array_parallelism, name=f"disentlit-{sweep}")
-    folder = owned_dir(folder, "submitit folder")                  # disentlit's, like the runs folder it is in
-    remove_orphans(owned_dir(folder / "jobs", "job notes folder"))  # a note's temporary file left by a killed submitter
+    """Execute the pending runs of `sweep` as submitit jobs (a Slurm job array); the submitter alone
+    writes the database. Returns how many jobs ended (a job that left no result puts its run back
+    to pending)."""
+    executor = submitit_executor(folder := Path(out_root) / ".submitit", cluster, partition, time,
+                                 gpus, cpus, mem, array_parallelism, name=f"disentlit-{sweep}")
+    folder = owned_dir(folder, "submitit folder")       # disentlit's, like the runs folder it is in
+    # a note's temporary file left by a killed submitter
+    remove_orphans(owned_dir(folder / "jobs", "job notes folder"))
     claimed = {}
     while (c := db.claim(sweep=sweep)) is not None: claimed[c[0]] = c[1]
 
     def submit(ids: list[str]) -> dict:
         "New jobs for runs `ids`, as one array, each noted."
         with executor.batch():
-            jobs = [executor.submit(_remote_run, run_fn, claimed[r].to_dict(), str(Path(out_root) / r), cpus, False)
+            jobs = [executor.submit(_remote_run, run_fn, claimed[r].to_dict(),
+                                    str(Path(out_root) / r), cpus, False)
                     for r in ids]
-        for r, job in zip(ids, jobs): write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id))
+        for r, job in zip(ids, jobs):
+            write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id))
         return dict(zip(ids, jobs))
 
-    slots = len(claimed) if cluster == "slurm" else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus))
-    bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress, unit="run")
+    slots = (len(claimed) if cluster == "slurm"
+             else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus)))
+    bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress,
+                       unit="run")
     try:
         with _interruptible_children() if cluster == "local" else contextlib.nullcontext():
             return _submitit_runs(db, claimed, submit, max(1, slots), lease_seconds(lease), bar,
@@ -307,5 +362,7 @@ def submitit_engine(db: ResultsDB,                        # the results database
                                   earlier=lambda run_id: _earlier_job(folder, cluster, run_id))
     finally: bar.close()
 
-register_engine("submitit", submitit_engine, ("cluster", "partition", "time", "gpus", "cpus", "mem", "array_parallelism"),
-                _check_submitit_options, ready=lambda options: _submitit(options.get("cluster", "slurm")));
+register_engine("submitit", submitit_engine,
+                ("cluster", "partition", "time", "gpus", "cpus", "mem", "array_parallelism"),
+                _check_submitit_options,
+                ready=lambda options: _submitit(options.get("cluster", "slurm")));
