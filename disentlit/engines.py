@@ -278,21 +278,22 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
                    poll: float, earlier: Callable = lambda run_id: None) -> int:
     """Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time: an earlier
     submitter's job for a run when `earlier(run_id)` gives one, else a new job (`submit(ids) ->
-    {id: job}`), as for a run whose earlier job ended without a result."""
-    waiting, in_flight, adopted, n = list(claimed), {}, set(), 0
+    {id: job}`), as for a run whose earlier job ended without a result (asked no more)."""
+    waiting, in_flight, adopted, renewed, n = list(claimed), {}, set(), set(), 0
     try:
         # the submitter renews their leases
         with heartbeat(db.path, lambda: list(claimed.copy()), lease):
             while waiting or in_flight:
                 if wave := waiting[:max(0, slots - len(in_flight))]:
                     waiting = waiting[len(wave):]
-                    taken = {r: job for r in wave if (job := earlier(r)) is not None}
+                    taken = {r: job for r in wave
+                             if r not in renewed and (job := earlier(r)) is not None}
                     in_flight.update(taken); adopted |= set(taken)
                     if new := [r for r in wave if r not in taken]: in_flight.update(submit(new))
                 for run_id in [r for r, job in in_flight.items() if _ended(job)]:
                     if _take(db, run_id, in_flight.pop(run_id),
                              earlier=run_id in adopted) == "again":
-                        adopted.discard(run_id); waiting.append(run_id); continue
+                        renewed.add(run_id); waiting.append(run_id); continue
                     del claimed[run_id]; n += 1; bar.update(1)
                 if in_flight: time.sleep(poll)
     except BaseException:
