@@ -273,6 +273,21 @@ def _take(db: ResultsDB, run_id: str, job, earlier: bool = False) -> str:
     with contextlib.suppress(OSError): _job_file(job.paths.folder, run_id).unlink()
     return kind
 
+# %% ../nbs/08ba_engines.ipynb #bcd3c73d
+@contextlib.contextmanager
+def _signals_deferred():
+    """Ctrl-C and SIGTERM noted in the block and raised again when it ends (their handlers are the
+    main thread's). Jobs being submitted are then in the submitter's hands, and noted, before the
+    interruption cancels them; a Ctrl-C in the middle of a job array's `sbatch` would otherwise
+    leave jobs that nobody cancels, and runs that `--resume` submits a second time."""
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    caught, kinds = [], (signal.SIGINT, signal.SIGTERM)
+    held = {s: signal.signal(s, lambda n, frame: caught.append(n)) for s in kinds}
+    try: yield
+    finally:
+        for s, handler in held.items(): signal.signal(s, handler)
+        for s in caught: signal.raise_signal(s)           # now, to the handler it was meant for
+
 # %% ../nbs/08ba_engines.ipynb #6d734b22
 def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, lease: float, bar,
                    poll: float, earlier: Callable = lambda run_id: None) -> int:
@@ -289,7 +304,8 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
                     taken = {r: job for r in wave
                              if r not in renewed and (job := earlier(r)) is not None}
                     in_flight.update(taken); adopted |= set(taken)
-                    if new := [r for r in wave if r not in taken]: in_flight.update(submit(new))
+                    if new := [r for r in wave if r not in taken]:
+                        with _signals_deferred(): in_flight.update(submit(new))
                 for run_id in [r for r, job in in_flight.items() if _ended(job)]:
                     if _take(db, run_id, in_flight.pop(run_id),
                              earlier=run_id in adopted) == "again":
