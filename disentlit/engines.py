@@ -294,7 +294,7 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
     """Execute the `claimed` runs ({run id: config}) as jobs, `slots` at a time: an earlier
     submitter's job for a run when `earlier(run_id)` gives one, else a new job (`submit(ids) ->
     {id: job}`), as for a run whose earlier job ended without a result (asked no more)."""
-    waiting, in_flight, adopted, renewed, n = list(claimed), {}, set(), set(), 0
+    waiting, in_flight, adopted, asked, n = list(claimed), {}, set(), set(), 0
     try:
         # the submitter renews their leases
         with heartbeat(db.path, lambda: list(claimed.copy()), lease):
@@ -302,14 +302,14 @@ def _submitit_runs(db: ResultsDB, claimed: dict, submit: Callable, slots: int, l
                 if wave := waiting[:max(0, slots - len(in_flight))]:
                     waiting = waiting[len(wave):]
                     taken = {r: job for r in wave
-                             if r not in renewed and (job := earlier(r)) is not None}
-                    in_flight.update(taken); adopted |= set(taken)
+                             if r not in asked and (job := earlier(r)) is not None}
+                    in_flight.update(taken); adopted |= set(taken); asked |= set(wave)
                     if new := [r for r in wave if r not in taken]:
                         with _signals_deferred(): in_flight.update(submit(new))
                 for run_id in [r for r, job in in_flight.items() if _ended(job)]:
                     if _take(db, run_id, in_flight.pop(run_id),
                              earlier=run_id in adopted) == "again":
-                        renewed.add(run_id); waiting.append(run_id); continue
+                        adopted.discard(run_id); waiting.append(run_id); continue
                     del claimed[run_id]; n += 1; bar.update(1)
                 if in_flight: time.sleep(poll)
     except BaseException:
