@@ -9,7 +9,7 @@ nbdev_test executes every notebook but keeps nothing; the reproduction's reading
 its cells print from the committed databases, so after the databases change it is executed again and saved (then
 `nbdev_clean`, which keeps outputs). The other notebooks keep the outputs of chosen cells only (their figures and key
 tables); `--shown` refreshes those, and
-the cells that print, display or draw (tools/docs_check.py's `shows`), and leaves every other cell without output. Stops at the first cell that raises,
+the cells that print, display or draw (tools/common.py's `shows`, which the docs check uses), and leaves every other cell without output. Stops at the first cell that raises,
 writing nothing. `--figures DIR` also writes the figure of each cell named with Quarto's `#| label: fig-NAME` to
 DIR/NAME.png (the PNG the notebook now shows, byte for byte), so that results/ holds the figures a reading refers to.
 
