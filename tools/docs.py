@@ -5,28 +5,17 @@
 The site is flat (`03a_models.html`, no directory URLs) with its search index inlined and a web-worker shim
 (mkdocs-material's offline plugin), so it works opened as files (file://) as well as served, without a network.
 
-nbdev's notebook processing (that of `nbdev_proc_nbs`, `process_notebooks`) applies the notebook directives and adds a
-`show_doc` cell for every exported name; nbdev would execute them and Quarto render that. Here nothing is executed: the
-API entries are rendered from the objects (`api_markdown`), and a small cleaning step turns
-Quarto's conventions into plain notebooks (cell options become hidden inputs, Quarto attribute
-blocks are dropped, links to notebooks become links to pages) and mkdocs-material with
-mkdocs-jupyter renders them, with its search box.
+nbdev's notebook processing applies the notebook directives and adds a `show_doc` cell for every exported name
+(`process_notebooks`); nothing is executed. `clean` then turns Quarto's conventions into plain notebooks, which
+mkdocs-material with mkdocs-jupyter renders:
 
-On the way it makes the site correct for a reader:
-
-- the API reference is rendered here from the objects themselves (`api_markdown`): a signature
-  (`class` for classes and exceptions), the docstring, and a table of parameters with their type,
-  default and docments comment (nbdev shows parameters only when a function has docments, and reads
-  "Call self as a function." for a function without a docstring);
-- one entry per name: the notebooks document their API with their own `show_doc` cells, each after the cell that
-  defines the name; nbdev still adds `show_doc` cells for names a notebook does not document itself, and for methods
-  defined with `@patch` even when it does (`one_entry_each` keeps the notebook's own);
-- nbdev's links to names (`doc_host` + `doc_baseurl` + `data.html#name` in settings.ini, pages that
-  only Quarto would make) become links to this site's page and the entry's anchor;
-- GIF outputs, which nbconvert does not render, become images; live widgets (which need a kernel)
-  are dropped: the notebooks show snapshots of them;
-- a code cell with Quarto's `#| code-fold: true` shows its code folded (`folded_code`: a `<details>` that opens on a
-  click, titled by `#| code-summary:`), so a reading page can lead with a result whose machinery comes first;
+- API entries are rendered from the objects (`api_markdown`): a signature (`class` for classes), the docstring and a
+  table of parameters with type, default and docments comment; one entry per name (`one_entry_each`), in source order;
+- cell options become hidden inputs, `#| code-fold: true` a folded `<details>` (`folded_code`), `#| fig-cap:` a
+  caption and alt text (`figures_with_alt`); Quarto attribute blocks are dropped;
+- links to notebooks, and nbdev's links to names (pages only Quarto would make), lead to this site's pages (`relink`);
+- GIF outputs (which nbconvert does not render) become images; live widgets, which need a kernel, are dropped for
+  a note (the notebooks show snapshots of them);
 - the contents list, page titles and search index are made in tools/mkdocs_hooks.py.
 """
 import configparser
@@ -100,12 +89,6 @@ def heading_id(text: str) -> str:
     return _convert_header_id(slugify(text))
 
 
-def page_href(stem: str) -> str:
-    """The address of a notebook's page, relative to any page: the site is flat (`03a_models.html`, no directory URLs), so
-    that it works opened as files as well as served."""
-    return f"{stem}.html"
-
-
 def relink(text: str, anchors: dict | None = None) -> str:
     """Links to nbdev's pages of this site (`[`fit`](https://disentlit.github.io/disentlit/models.html#fit)`) -> links to
     this site's page and anchor (`05a_training.html#fit`). With `anchors` (page -> the API entries on it), a name
@@ -114,28 +97,28 @@ def relink(text: str, anchors: dict | None = None) -> str:
     def target(page, anchor):
         if page not in pages: return None
         stem = pages[page]
-        if not anchor: return page_href(stem)
+        if not anchor: return f"{stem}.html"             # the site is flat: any page's address
         if anchors is not None and stem in anchors:
             names = {n.lower(): n for n in anchors[stem]}
             if anchor.lower() not in names:
                 owner = anchor.rsplit(".", 1)[0] if "." in anchor else None
                 if owner is None or owner.lower() not in names: return ""
                 anchor = owner
-        return f"{page_href(stem)}#{heading_id(anchor)}"
+        return f"{stem}.html#{heading_id(anchor)}"
     for base in site_urls():
         url = rf"{re.escape(base)}([\w.-]+\.html)(?:#([^)\s\"'>]*))?"
         def sub_link(m):
             t = target(m.group(2), m.group(3))
             return m.group(0) if t is None else f"[{m.group(1)}]({t})" if t else m.group(1)
         text = re.sub(rf"\[([^\]\n]*)\]\({url}\)", sub_link, text)
-        text = re.sub(url, lambda m: (t if (t := target(m.group(1), m.group(2))) else page_href(pages[m.group(1)]))
+        text = re.sub(url, lambda m: (t if (t := target(m.group(1), m.group(2))) else f"{pages[m.group(1)]}.html")
                       if m.group(1) in pages else m.group(0), text)
     return text
 
 
 def _clean_text(text: str, anchors: dict | None = None) -> str:
     "Drop Quarto attribute blocks; turn links to notebooks, and nbdev's links to names, into links to this site's pages."
-    return relink(_NB_LINK.sub(lambda m: f"({page_href(m.group(1))})", _ATTRS.sub("", text)), anchors)
+    return relink(_NB_LINK.sub(lambda m: f"({m.group(1)}.html)", _ATTRS.sub("", text)), anchors)
 
 
 def api_names(nb: dict) -> set[str]:
@@ -154,9 +137,7 @@ def _anno(a) -> str:
     return getattr(a, "__name__", None) if isinstance(a, type) else str(a).replace("typing.", "")
 
 
-class _Code(str):
-    "A default shown as written (its repr is itself)."
-    def __repr__(self): return str(self)
+_Code = type("_Code", (str,), {"__repr__": str.__str__})        # a default shown as written: its repr is itself
 
 
 def _param_text(p: inspect.Parameter) -> str:
@@ -246,12 +227,6 @@ def _linkify(text: str) -> str:
     except Exception: return text
 
 
-def _resolve(name: str, module: str):
-    obj = importlib.import_module(f"{settings()['lib_name']}.{module}")
-    for part in name.split("."): obj = getattr(obj, part)
-    return obj
-
-
 def source_link(obj) -> str | None:
     """Where `obj` is defined in the project's repository (settings.ini's `git_url`, its `branch`): None when no
     repository is set or the source cannot be found, so that no page links to a repository that does not exist."""
@@ -268,7 +243,9 @@ def render_api(cell: dict, module: str | None):
     "Replace the output of a `show_doc(name)` cell by `api_markdown` of the object (nbdev's output kept if it cannot be found)."
     m = _SHOW_DOC.search(cell["source"])
     if not m or module is None: return
-    try: obj = _resolve(m.group(1), module)
+    try:
+        obj = importlib.import_module(f"{settings()['lib_name']}.{module}")
+        for part in m.group(1).split("."): obj = getattr(obj, part)
     except (ImportError, AttributeError): return
     md = api_markdown(obj, m.group(1), source_link(obj))
     cell["outputs"] = [dict(output_type="display_data", metadata={}, data={"text/markdown": md, "text/plain": m.group(1)})]
@@ -486,11 +463,6 @@ def process_notebooks():
     finally: os.chdir(cwd)
 
 
-def plain(markdown: str) -> str:
-    "A title without Markdown's code marks (`The `disentlit` command` -> `The disentlit command`)."
-    return markdown.replace("`", "")
-
-
 def grouped(pages: list[tuple[str, dict]]) -> list[dict]:
     """The sidebar: nbs/sidebar.yml's sections (Quarto's, the one list of them) with mkdocs' entries, `pages` being
     (notebook stem, {title: file}). A notebook it does not list is left out of mkdocs' nav, which fails the strict
@@ -515,7 +487,7 @@ def build(proc: bool = True) -> Path:
         own = {c.get("id") for c in json.loads(source.read_text(encoding="utf-8"))["cells"]} if source.exists() else set()
         nb = clean(nb, modules.get(stem), anchors, own)
         (SRC / path.name).write_text(json.dumps(nb), encoding="utf-8")
-        title = "Home" if path.stem == "index" else plain(nb.get("metadata", {}).get("title", path.stem))
+        title = "Home" if stem == "index" else nb.get("metadata", {}).get("title", stem).replace("`", "")  # no code marks
         nav.append((stem, {title: path.name}))
     config = ROOT / "_mkdocs_nav.yml"                      # mkdocs.yml plus the pages in notebook order
     extra = {}
@@ -524,8 +496,7 @@ def build(proc: bool = True) -> Path:
         shutil.copy(shim, SRC / SHIM_PATH)
         extra = {"extra": {"polyfills": [SHIM_PATH]}}
     config.write_text(json.dumps({"INHERIT": "mkdocs.yml", "nav": grouped(nav), **extra}), encoding="utf-8")
-    for extra in ("styles.css",):
-        if (ROOT / "nbs" / extra).exists(): shutil.copy(ROOT / "nbs" / extra, SRC / extra)
+    shutil.copy(ROOT / "nbs" / "styles.css", SRC / "styles.css")
     if (ROOT / "nbs" / "images").exists(): shutil.copytree(ROOT / "nbs" / "images", SRC / "images")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--clean", "--quiet", "-f", str(config)], cwd=ROOT, check=True, env=env)

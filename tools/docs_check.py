@@ -35,14 +35,11 @@ pt once it is shown 6.4 inches wide, the page's column): `save_figure` and tools
 notebooks' outputs, write the verdict into the PNG (`FIGURE_TEXT_KEY`), and the figures rule reads it back. A figure
 drawn any other way has no verdict, and that is a problem too.
 
-In the browser (`browser_check`), each page reached as a reader reaches it (from the landing page, every sidebar entry
-clicked in turn from the page the last one opened: each must open its page): every page answers 200 without console errors, MathJax typesets, every image loads
-(and the reproduction shows at least its 5 figures), every internal link answers 200, no contents entry is cut by the sidebar (ellipsis), and nothing is cut off (`_OVERFLOW`, at a 1280 px window
-and again at a 390 px phone's): no code, printed output, API table, table, equation or image reaches past the content
-column or hides part of itself behind a sideways scroll bar, and no page scrolls sideways; a screenshot of every page
-(its top and, unless --first-screen, the whole page at 1280 px, its top at 390 px) goes to --out. Then a search for "box blur"
-gives a result that opens a page, and the walk again on the site opened as files (file://; `_walk`: the first, a
-middle and the last sidebar entry, and the search).
+In the browser (`browser_check`), each page reached as a reader reaches it (every sidebar entry clicked in turn, each
+opening its page): it answers 200 without console errors, MathJax typesets, every image loads (the reproduction's 5
+figures at least), every internal link answers 200, no contents entry is cut short, and nothing is cut off at a
+1280 px window or a 390 px phone (`_OVERFLOW`: no block reaches past the column or scrolls sideways); screenshots go to
+--out. Then a search for "box blur" must open a page, and the walk is repeated on the site opened as files (`_walk`).
 """
 from __future__ import annotations
 
@@ -61,7 +58,9 @@ from urllib.parse import unquote, urljoin, urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
+import docs as site_build  # noqa: E402  the site's build (tools/docs.py): its notebooks' modules, the addresses it claims
 from common import shows  # noqa: E402  whether a cell prints, displays or draws (tools/common.py)
+from mkdocs_hooks import heading_text  # noqa: E402  a heading's text as the contents list shows it
 from disentlit.core import FIGURE_TEXT_KEY  # noqa: E402  the PNG chunk holding a figure's measured text
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
          "--disable-component-update", "--disable-sync", "--disable-quic"]
@@ -102,23 +101,11 @@ def serve(site: Path):
 
 
 def module_symbols() -> dict:
-    "Exported names per notebook page: the notebook's `default_exp` module, from nbdev's index of the package."
-    sys.path.insert(0, str(ROOT))
+    "Exported names per notebook page: those of its `default_exp` module, from nbdev's index of the package."
     from disentlit._modidx import d
-    pages = {}
-    for nb in (ROOT / "nbs").glob("*.ipynb"):
-        if m := re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8")):
-            syms = d["syms"].get(f"disentlit.{m.group(1)}", {})
-            pages[nb.stem] = {n for s in syms if "." not in (n := s[len(f"disentlit.{m.group(1)}."):]) and not n.startswith("_")}
-    return pages
-
-
-def page_modules() -> dict:
-    "Notebook page -> the module it exports."
-    out = {}
-    for nb in (ROOT / "nbs").glob("*.ipynb"):
-        if m := re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8")): out[nb.stem] = f"disentlit.{m.group(1)}"
-    return out
+    return {stem: {n for s in d["syms"].get(f"disentlit.{m}", {})
+                   if "." not in (n := s[len(f"disentlit.{m}."):]) and not n.startswith("_")}
+            for stem, m in site_build.notebook_modules().items()}
 
 
 # ---- the site as files ---------------------------------------------------------------------------------------------
@@ -137,18 +124,6 @@ def page_url(name: str) -> str:
     return urljoin(FAKE, name + ".html")
 
 
-def site_bases() -> list[str]:
-    "Absolute addresses that claim to be this site."
-    import docs
-    return docs.site_urls()
-
-
-def heading_text(tag) -> str:
-    "A heading's text without its pilcrow link, whitespace collapsed."
-    parts = [s for s in tag.find_all(string=True) if not (s.parent.name == "a" and "anchor-link" in (s.parent.get("class") or []))]
-    return " ".join("".join(parts).split())
-
-
 def _target(site: Path, url: str) -> Path | None:
     "The file a URL on this site leads to (None when there is none)."
     path = unquote(urlparse(url).path)[len(urlparse(FAKE).path):]
@@ -159,7 +134,7 @@ def _target(site: Path, url: str) -> Path | None:
 
 
 def check_links(site: Path, docs: dict) -> list[str]:
-    bases, problems, ids = site_bases(), [], {}
+    bases, problems, ids = site_build.site_urls(), [], {}
     def ids_of(f: Path) -> set:
         if f not in ids: ids[f] = {t.get("id") for t in soup(f.read_text(encoding="utf-8")).find_all(id=True)}
         return ids[f]
@@ -240,7 +215,7 @@ def _signature_of(h3) -> str | None:
 def check_api(docs: dict, symbols: dict | None = None) -> list[str]:
     import importlib, inspect
     symbols = module_symbols() if symbols is None else symbols
-    modules, problems = page_modules(), []
+    modules, problems = {stem: f"disentlit.{m}" for stem, m in site_build.notebook_modules().items()}, []
     for name, (_, page) in docs.items():
         entries = api_entries(page)
         for h in entries:
@@ -291,7 +266,7 @@ def check_images(site: Path, docs: dict) -> list[str]:
         content = _content(page)
         for k, img in enumerate(content.find_all("img")):
             src = (img.get("src") or "").strip()
-            if urlparse(src).scheme in ("http", "https") and not any(src.startswith(b) for b in site_bases()): continue
+            if urlparse(src).scheme in ("http", "https") and not any(src.startswith(b) for b in site_build.site_urls()): continue
             data = _image_bytes(site, name, src) if src else None
             if data is None: problems.append(f"images: {name}: image {k} ({src[:60]!r}) is missing"); continue
             try:
@@ -490,11 +465,6 @@ def overflow_problems(name: str, width: int, found: dict) -> list[str]:
 FIGURE_PAGES = {"09_reproduction": 5}   # pages whose figures are their point: at least this many must load
 
 
-def _local(href: str, base: str) -> bool:
-    "Whether `href` (as the browser resolved it) is a page of the site at `base` (served or as files)."
-    return href.startswith(base)
-
-
 def _sidebar(page) -> list[tuple[str, str]]:
     "The entries of the sidebar the current page shows: (text, href), anchors left out."
     entries = page.eval_on_selector_all("nav.md-nav--primary a.md-nav__link[href]",
@@ -530,7 +500,7 @@ def _search(page, base: str, problems: list, mode: str):
         page.wait_for_selector(".md-search-result__item a", timeout=10_000)
         page.locator(".md-search-result__item a").first.click(timeout=10_000)
         page.wait_for_load_state()
-        if not _local(page.url, base) or page.locator("article h1").count() == 0:
+        if not page.url.startswith(base) or page.locator("article h1").count() == 0:
             problems.append(f"browser ({mode}): the first search result led to {page.url}, not to a page of the site")
     except Exception as e:                                   # no result in time: the search box does not work
         problems.append(f"browser ({mode}): searching for 'box blur' gave no result ({type(e).__name__})")
@@ -588,26 +558,20 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                     problems.append(f"images: {name}: {loaded} figures loaded, the page should show at least "
                                     f"{FIGURE_PAGES[name]}")
                 if cut := page.evaluate(_CUT_TOC): problems.append(f"toc: {name}: entries cut short on screen: {cut[:5]}")
-                found = page.evaluate(_OVERFLOW)
-                problems.extend(overflow_problems(name, WIDTHS[0], found))
-                overflow[WIDTHS[0]][name] = found
                 maths = page.evaluate("document.querySelectorAll('.MathJax_CHTML').length")
                 equations += maths
-                shot = out / f"{name.replace('/', '_')}.png"
-                page.screenshot(path=str(shot))
-                shots.append(str(shot))
-                if full:
-                    whole = out / f"{name.replace('/', '_')}-full.jpg"
-                    page.screenshot(path=str(whole), full_page=True, type="jpeg", quality=60)
-                    shots.append(str(whole))
                 report[name] = dict(images=len(images), equations=maths)
-                page.set_viewport_size({"width": WIDTHS[1], "height": 844})         # the same page on a phone
-                page.wait_for_function(f"window.innerWidth === {WIDTHS[1]}")
-                found = page.evaluate(_OVERFLOW)
-                problems.extend(overflow_problems(name, WIDTHS[1], found))
-                overflow[WIDTHS[1]][name] = found
-                page.screenshot(path=str(shot := out / f"{name.replace('/', '_')}-{WIDTHS[1]}px.png"))
-                shots.append(str(shot))
+                for width in WIDTHS:                   # the page as loaded, then the same page on a phone
+                    if width != WIDTHS[0]:
+                        page.set_viewport_size({"width": width, "height": 844})
+                        page.wait_for_function(f"window.innerWidth === {width}")
+                    overflow[width][name] = found = page.evaluate(_OVERFLOW)
+                    problems.extend(overflow_problems(name, width, found))
+                    shots.append(str(out / (f"{name}.png" if width == WIDTHS[0] else f"{name}-{width}px.png")))
+                    page.screenshot(path=shots[-1])
+                    if full and width == WIDTHS[0]:
+                        shots.append(str(out / f"{name}-full.jpg"))
+                        page.screenshot(path=shots[-1], full_page=True, type="jpeg", quality=60)
                 page.set_viewport_size({"width": WIDTHS[0], "height": 900})
 
             # The served pass is the reader's walk: from the landing page, each sidebar entry is clicked in turn, from
@@ -658,21 +622,14 @@ def browser_check(site: Path, out: Path, only: set | None = None, full: bool = T
                 sidebar_clicks=walked, overflow=summary, problems=problems, screenshots=shots)
 
 
-def check(site: Path, out: Path, browser: bool = True, full: bool = True, static: bool = True) -> dict:
-    "The rules on the files (`static`), then the browser's (`browser`): the problems of both and what was looked at."
-    result = static_check(site) if static else dict(problems=[])
-    if browser:
-        b = browser_check(site, out, full=full)
-        result = dict(b, problems=list(dict.fromkeys(result["problems"] + b["problems"])))
-    return result
-
-
 if __name__ == "__main__":
     args = sys.argv[1:]
     if "--static" in args and "--browser-only" in args: sys.exit("docs_check: --static and --browser-only exclude each other")
     site = Path(args[args.index("--site") + 1]) if "--site" in args else ROOT / "_site"
     out = Path(args[args.index("--out") + 1]) if "--out" in args else ROOT / "_site_check"
-    result = check(site, out, browser="--static" not in args, full="--first-screen" not in args,
-                   static="--browser-only" not in args)
+    result = dict(problems=[]) if "--browser-only" in args else static_check(site)    # the rules on the files, then
+    if "--static" not in args:                                                         # the browser's
+        b = browser_check(site, out, full="--first-screen" not in args)
+        result = dict(b, problems=list(dict.fromkeys(result["problems"] + b["problems"])))
     print(json.dumps(result, indent=1))
     sys.exit(1 if result["problems"] else 0)

@@ -95,10 +95,6 @@ def search_text(soup) -> str:
     return str(soup)
 
 
-def _in_output(tag) -> bool:
-    return tag.find_parent(class_="jp-OutputArea") is not None
-
-
 def unique_ids(soup) -> bool:
     """Give every heading an id of its own: where a section and an API entry share one ("## dSprites" and the class
     `DSprites` are both `dsprites`), the API entry keeps it (links to names point there) and the section's becomes
@@ -108,7 +104,7 @@ def unique_ids(soup) -> bool:
     taken = {t.get("id") for t in soup.find_all(id=True)}
     for hid, tags in seen.items():
         if len(tags) < 2: continue
-        keep = next((t for t in tags if _in_output(t)), tags[0])
+        keep = next((t for t in tags if t.find_parent(class_="jp-OutputArea")), tags[0])
         for n, tag in enumerate((t for t in tags if t is not keep), 1):
             new = f"{hid}-{n}"
             while new in taken: new += "-1"
