@@ -366,7 +366,7 @@ def add_train_parser(t):
 def cmd_bench(args) -> int:
     """`disentlit bench`: the speed of data, distances, training, losses or metrics against a
     baseline timed alongside."""
-    from disentlit.bench_metrics import bench_options, run_bench
+    from disentlit.benchmarks import bench_options, run_bench
     options = bench_options(args)      # a flag of another benchmark: refused before --param's parse
     r, text = run_bench(args.what, params=parse_params(args.param, "--param"),
                         progress=not args.quiet, **options)
@@ -376,7 +376,7 @@ def cmd_bench(args) -> int:
 # %% ../nbs/11_cli.ipynb #7ffd45dd
 @command("bench", "measure speed against a baseline timed in the same run", cmd_bench)
 def _add_bench(b):
-    from disentlit.bench_metrics import add_bench_flags
+    from disentlit.benchmarks import add_bench_flags
     add_bench_flags(b)
 
 # %% ../nbs/11_cli.ipynb #5f49e94a
