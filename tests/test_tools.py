@@ -1,5 +1,6 @@
 """The tools: the snapshot of a pinned clone's sweeps (which later sessions resume from), the GPU check, the headline."""
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -298,6 +299,35 @@ def test_the_readme_and_the_install_page_state_the_demo_time_that_was_measured()
     install = json.dumps(json.loads((ROOT / "nbs" / "install.ipynb").read_text()))     # its outputs, escaped alike
     assert stated_time(record) in readme and json.dumps(stated_time(record))[1:-1] in install
     assert "about 5 minutes on two cores" not in readme and "5.2 min" not in install
+
+
+def test_the_install_page_prints_its_tables_from_the_measurements():
+    """The extras' sizes and the examples' times on the install page are printed by its cells from
+    results/extras.json (tools/measure_extras.py) and results/example_times.json (tools/time_examples.py), every
+    extra and every example of the tool there, nothing typed by hand."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import measure_extras, time_examples
+    install = json.loads((ROOT / "nbs" / "install.ipynb").read_text())
+    outputs = "".join("".join(o.get("data", {}).get("text/markdown", "")) for c in install["cells"]
+                      for o in c.get("outputs", []))
+    sources = "".join("".join(c["source"]) for c in install["cells"] if c["cell_type"] == "markdown"
+                      and "".join(c["source"]).startswith(("## Optional parts", "Measured by", "## How long")))
+    extras = json.loads((ROOT / "results" / "extras.json").read_text())["extras"]
+    assert list(extras) == list(measure_extras.EXTRAS)
+    for name, e in extras.items(): assert f"| `{name}` |" in outputs and f"{e['mb']:,.1f} MB" in outputs, name
+    times = json.loads((ROOT / "results" / "example_times.json").read_text())["examples"]
+    assert [t["command"] for t in times] == ["disentlit " + e.replace("{root}/", "") for e in time_examples.EXAMPLES]
+    for t in times: assert f"| `{t['command']}` |" in outputs, t["command"]
+    assert not re.search(r"\d+(\.\d+)? (MB|min)\b", sources), "a size or a time typed into the install page's prose"
+
+
+def test_time_examples_times_the_commands_in_a_scratch_folder(tmp_path):
+    "`--only 1` times `disentlit --help` (exit status 0) and records nothing."
+    before = (ROOT / "results" / "example_times.json").read_bytes()
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "time_examples.py"), "--only", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and re.search(r"s  exit 0  disentlit --help$", p.stdout.strip()), p.stdout + p.stderr
+    assert (ROOT / "results" / "example_times.json").read_bytes() == before
 
 
 def test_gpu_check_runs_the_paper_scale_sweep_it_is_given_and_refuses_an_unknown_one(tmp_path):
