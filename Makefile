@@ -1,10 +1,11 @@
 # The two commands of the README. Both work in the project's own virtual environment, $(VENV) (default .venv,
 # made with $(PYTHON) the first time and reused after), so a distribution's system Python is never touched.
 # tools/install_torch.py picks the torch build for this machine: CPU-only wheels without an NVIDIA GPU, the CUDA
-# build with one, and an installed torch that satisfies $(TORCH) is kept.
+# build with one, and an installed torch that satisfies $(TORCH) is kept. TORCH is empty unless you set it
+# (`make install TORCH='torch>=2.4'`): then the script installs tools/common.py's TORCH, the one CI tests.
 PYTHON ?= python3
 VENV ?= .venv
-TORCH ?= torch==2.13.0
+TORCH ?=
 PY := $(VENV)/bin/python
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 

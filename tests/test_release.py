@@ -26,9 +26,9 @@ from chromium import CHROMIUM, needs_chromium          # skipped without Chromiu
 from conftest import copy_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
-TORCH = "torch==2.13.0"                                            # the Makefile's TORCH
 sys.path.insert(0, str(ROOT / "tools"))
 import install_torch  # noqa: E402
+from common import TORCH  # noqa: E402  the torch make install installs (tools/common.py)
 
 UNREACHABLE = "http://127.0.0.1:9/simple"          # the discard port: refused at once, like an index behind no network
 
@@ -185,7 +185,7 @@ def fresh_demo(tmp_path_factory):
     env.update(DISENTLIT_GPU="0", DISENTLIT_TORCH_CPU_INDEX=UNREACHABLE, DISENTLIT_DATA=str(tmp_path / "data"),
                PATH=os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(Path(sys.executable).parent))))
     make, why_not = ["make", f"PYTHON={sys.executable}"], None
-    offline = install_torch.dry_run("torch==2.13.0", ["--ignore-installed", "--no-deps"])
+    offline = install_torch.dry_run(TORCH, ["--ignore-installed", "--no-deps"])
     if not shutil.which("make"): why_not = "no make on this machine"
     elif not (offline and install_torch.installs(offline).get("torch", "").endswith("+cpu")):
         why_not = "this machine offers no CPU build of torch without the network"

@@ -3,7 +3,9 @@ the tool runs as a script (tests put tools/ there); no tool imports another tool
 
 - `cell_options`: a notebook cell's `#| key: value` options, as the site reads them (docs, run_notebook);
 - `shows`: whether a code cell prints, displays or draws, read from its code (docs_check's outputs rule, run_notebook);
-- `provenance`: the machine, the versions and the commit a measurement was taken with (time_demo, record_bench).
+- `provenance`: the machine, the versions and the commit a measurement was taken with (time_demo, record_bench);
+- `TORCH`: the torch the project is tested with, installed by `make install` (install_torch), the pinned science
+  clones (pin_science.sh, through install_torch) and measure_extras.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+TORCH = "torch==2.13.0"
 
 
 def cell_options(source: str) -> dict:

@@ -1,6 +1,7 @@
 """Install the torch that suits this machine into the Python that runs this script (the project's venv).
 
-    python tools/install_torch.py "torch==2.13.0"     # what `make install` runs, with $(TORCH)
+    python tools/install_torch.py                    # tools/common.py's TORCH: what `make install` runs
+    python tools/install_torch.py "torch>=2.4"       # another requirement (`make install TORCH=...`)
 
 The decision, in order (pip's own dry run, `pip install --dry-run --report`, says what each choice would install):
 
@@ -23,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from common import TORCH    # tools/common.py (this script's own folder is on sys.path)
 
 CPU_INDEX = os.environ.get("DISENTLIT_TORCH_CPU_INDEX", "https://download.pytorch.org/whl/cpu")   # or a mirror
 CUDA_PACKAGES = ("nvidia-", "triton")          # what a CUDA build of torch pulls in on Linux
@@ -102,7 +105,7 @@ def choose(requirement: str, gpu: bool, base_args: list[str] | None = None, cpu_
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    requirement = argv[0] if argv else "torch==2.13.0"
+    requirement = argv[0] if argv and argv[0] else TORCH
     action, args, why = choose(requirement, has_nvidia_gpu())
     print(f"install_torch: {why}", file=sys.stderr)
     if action == "refuse": return 2

@@ -2,7 +2,7 @@
 
     python tools/measure_extras.py           # a default install, then each extra layered over it (a few minutes)
 
-A default install (`pip install torch==2.13.0` and `pip install ROOT`, no extra) goes into a fresh virtual
+A default install (`pip install` of tools/common.py's TORCH and `pip install ROOT`, no extra) goes into a fresh virtual
 environment; then, for each extra of settings.ini, another fresh one whose `.pth` file names the default install's
 `site-packages` (layered: what the default install holds is not installed again) gets the extra's requirements
 (`pip install --no-compile`, pip's cache off). Recorded per extra in results/extras.json: its requirements, the
@@ -21,12 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import provenance     # tools/common.py (this script's own folder is on sys.path)
+from common import TORCH, provenance   # tools/common.py (this script's own folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "results" / "extras.json"
 EXTRAS = ("ray", "submitit", "tensorboard", "wandb")
-TORCH = "torch==2.13.0"
 
 
 def site_packages(venv: Path) -> Path:

@@ -32,7 +32,7 @@ for name in $SWEEPS; do
 done
 if [ ! -x "$pinned/.venv/bin/disentlit" ]; then
   python3 -m venv "$pinned/.venv"
-  "$pinned/.venv/bin/pip" install -q torch==2.13.0
+  "$pinned/.venv/bin/python" "$pinned/tools/install_torch.py"      # tools/common.py's TORCH, as make install
   "$pinned/.venv/bin/pip" install -q "$pinned"
 fi
 cd "$pinned" && nohup tools/science_sweeps.sh > science.log 2>&1 &
