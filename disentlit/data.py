@@ -158,7 +158,11 @@ class XYObject(XYSquares):
 
 # %% ../nbs/01b_data.ipynb #77e7006e
 def _square(u, v): return np.maximum(np.abs(u), np.abs(v)) - 0.7
+
+# %% ../nbs/01b_data.ipynb #75d95cb9
 def _ellipse(u, v): return u ** 2 + (v / 0.5) ** 2 - 1.0
+
+# %% ../nbs/01b_data.ipynb #a2e7f0bd
 def _heart(u, v):
     x, y = 1.3 * u, 0.15 - 1.3 * v            # image rows point down: flip so the heart points down
     return (x ** 2 + y ** 2 - 1) ** 3 - x ** 2 * y ** 3
@@ -361,6 +365,7 @@ def _float_obs(self: GroundTruthData, idx: np.ndarray, device=None, mean=None,
     directly override it."""
     return to_float(self._obs(idx), device, mean, std)
 
+# %% ../nbs/01b_data.ipynb #1c597e8a
 @patch
 def batch(self: GroundTruthData,
           idx, # indices of the observations
