@@ -155,6 +155,7 @@ def read_rows(
 # %% ../nbs/01c_data_files.ipynb #2e7248ff
 def _record_path(path: Path) -> Path: return Path(f"{path}.sha256")
 
+# %% ../nbs/01c_data_files.ipynb #a01733b8
 def record_cache(
     path: str | Path, # a finished cache
 ) -> dict: # the record: sha256, size, mtime_ns
@@ -295,6 +296,7 @@ def _prepare_hint(name: str, root: Path | None) -> str:
             f"`{env}disentlit datasets --prepare {name} --source PATH` to convert files you "
             "already have")
 
+# %% ../nbs/01c_data_files.ipynb #2353836e
 class FileDataset(GroundTruthData):
     "A ground-truth dataset read from the HDF5 cache made by `prepare`."
     factor_names: tuple[str, ...] = ()
@@ -366,6 +368,7 @@ def _obs_ds(self: FileDataset):
         self._h5, self._pid = h5py.File(self.path, "r"), os.getpid()
     return self._h5["obs"]
 
+# %% ../nbs/01c_data_files.ipynb #942c1e91
 @patch
 def _obs(self: FileDataset, idx: np.ndarray) -> np.ndarray:
     with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)
