@@ -246,6 +246,7 @@ class _Rows:
     def __len__(self) -> int: return len(self.ds)
     def obs(self, idx): return self.ds[int(idx[0]):int(idx[-1]) + 1]         # contiguous: one slice
 
+# %% ../nbs/01d_datasets.ipynb #4453cc87
 def _npy_header(f) -> tuple:
     """(shape, fortran_order, dtype) of the `.npy` stream `f`,
     which is left at the start of the data."""
@@ -376,6 +377,7 @@ class ColorSprites(SpriteVariant):
     name, variant = "color_sprites", "color"
     def __init__(self, seed: int = 0): super().__init__(Sprites(), seed)   # seed: the colour stream
 
+# %% ../nbs/01d_datasets.ipynb #f0bed599
 class NoisySprites(SpriteVariant):
     "Sprites (offline) on a background of uniform noise."
     name, variant = "noisy_sprites", "noisy"
@@ -395,6 +397,7 @@ class ColorDSprites(SpriteVariant):
     def params(self) -> dict:
         return dict(seed=self.seed, root=None if self.root is None else str(self.root))
 
+# %% ../nbs/01d_datasets.ipynb #b65ccd57
 class NoisyDSprites(ColorDSprites):
     "dSprites on a background of uniform noise (disentanglement_lib's)."
     name, variant = "noisy_dsprites", "noisy"
