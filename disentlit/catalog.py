@@ -107,6 +107,7 @@ def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
         raise DisentlitError(f"{e}; save it by hand as {dest} and run this again, or run "
                              f"`disentlit datasets --prepare {name} --source PATH`") from None
 
+# %% ../nbs/01e_catalog.ipynb #519405b6
 def prepare(
     name: str, # a file-backed dataset
     source: str | Path | None = None, # its raw file or a folder of them (None: download)
@@ -137,6 +138,7 @@ def _check_perms(perms, sizes) -> list[np.ndarray]:
                                  f"once, got {p.tolist()}")
     return out
 
+# %% ../nbs/01e_catalog.ipynb #57a4949e
 class Relabelled(GroundTruthData):
     """`data` with each factor's values renamed:
     the observation at position p is `data`'s at (perms[k][p[k]])_k."""
