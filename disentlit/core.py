@@ -232,6 +232,7 @@ def _gone(pid: int) -> bool:
     except (PermissionError, OSError): return False
     return False
 
+# %% ../nbs/00_core.ipynb #dd5733e1
 def _orphan(f: Path) -> bool:
     """Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has
     ended."""
