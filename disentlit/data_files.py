@@ -250,6 +250,19 @@ def check_cache(
     if st.st_mtime_ns != rec["mtime_ns"]: record_cache(path)       # touched, not changed
     return "ok"
 
+# %% ../nbs/01c_data_files.ipynb #68bb3449
+def _ranks(labels: np.ndarray, names, sizes, path) -> list[np.ndarray]:
+    """Each label column of `labels` (N, F) as the ranks 0..f-1 of its distinct values;
+    `CorruptFile` if a factor has not `sizes` of them."""
+    ranks = []
+    for name, size, col in zip(names, sizes, labels.T):
+        values, rank = np.unique(col, return_inverse=True)
+        if len(values) != size:
+            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, "
+                              f"expected {size}")
+        ranks.append(rank.reshape(-1))
+    return ranks
+
 # %% ../nbs/01c_data_files.ipynb #1a372909
 def factor_order(
     labels: np.ndarray, # each observation's factor labels (N, F): classes, values or raw numbers
@@ -265,14 +278,7 @@ def factor_order(
     if len(labels) != math.prod(sizes):
         raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes "
                           f"{tuple(sizes)}, got {len(labels)}")
-    ranks = []
-    for name, size, col in zip(names, sizes, labels.T):
-        values, rank = np.unique(col, return_inverse=True)
-        if len(values) != size:
-            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, "
-                              f"expected {size}")
-        ranks.append(rank.reshape(-1))
-    idx = np.ravel_multi_index(ranks, sizes)
+    idx = np.ravel_multi_index(_ranks(labels, names, sizes, path), sizes)
     if np.bincount(idx, minlength=len(idx)).max() > 1:
         raise CorruptFile(f"{path}: some factor combinations occur twice (and others never)")
     return np.argsort(idx)
