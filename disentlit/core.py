@@ -101,7 +101,6 @@ def _choice(*accepted: str) -> Callable[[str], str]:
         return text
     return parse
 
-# %% ../nbs/00_core.ipynb #b3e9fa45
 def _folder(text: str) -> Path: return Path(text).expanduser()
 
 # %% ../nbs/00_core.ipynb #864c7344
@@ -233,7 +232,6 @@ def _gone(pid: int) -> bool:
     except (PermissionError, OSError): return False
     return False
 
-# %% ../nbs/00_core.ipynb #dd5733e1
 def _orphan(f: Path) -> bool:
     """Whether `f` is a temporary file a disentlit process left (`temp_name`) and that process has
     ended."""
@@ -271,7 +269,6 @@ def folder_kind(path: str | Path, # a folder
 def _few(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
 
-# %% ../nbs/00_core.ipynb #7500292c
 def refused_dir(path: str | Path,                       # a folder
                 what: str = "folder",                     # its kind, as `owned_dir` would take it
                 adopt: Callable[[Path], bool] | None = None,   # as `owned_dir`'s
@@ -329,7 +326,6 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised inside `sigterm_as_interrupt` where the process was: cleaned up after like
     Ctrl-C."""
 
-# %% ../nbs/00_core.ipynb #a8961fbb
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Inside the block, SIGTERM raises `Terminated` in the main thread (in another thread, nothing
