@@ -107,6 +107,7 @@ def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
         raise DisentlitError(f"{e}; save it by hand as {dest} and run this again, or run "
                              f"`disentlit datasets --prepare {name} --source PATH`") from None
 
+# %% ../nbs/01e_catalog.ipynb #519405b6
 def prepare(
     name: str, # a file-backed dataset
     source: str | Path | None = None, # its raw file or a folder of them (None: download)
@@ -137,6 +138,7 @@ def _check_perms(perms, sizes) -> list[np.ndarray]:
                                  f"once, got {p.tolist()}")
     return out
 
+# %% ../nbs/01e_catalog.ipynb #57a4949e
 class Relabelled(GroundTruthData):
     """`data` with each factor's values renamed:
     the observation at position p is `data`'s at (perms[k][p[k]])_k."""
@@ -170,19 +172,23 @@ class Relabelled(GroundTruthData):
         return self.data._float_obs(self.base_idx(idx), device, mean, std)
     def _exact_moments(self): return self.data.moments()      # the same images: the same statistics
 
+# %% ../nbs/01e_catalog.ipynb #e79c022d
+def _fixed_text(fixed: str) -> dict[str, str]:
+    "'factor=value[,...]' as {factor: value}, both still text; each factor given once."
+    items = [s.partition("=") for s in fixed.split(",") if s.strip()]
+    if not items or any(not eq for _, eq, _ in items):
+        raise DisentlitError(f"fixed takes factor=value[,factor=value...], got {fixed!r}")
+    names = [k.strip() for k, _, _ in items]
+    if twice := next((k for i, k in enumerate(names) if k in names[:i]), None):
+        raise DisentlitError(f"fixed gives factor {twice!r} twice in {fixed!r}; "
+                             "give each factor once")
+    return {k.strip(): v.strip() for k, _, v in items}
+
 # %% ../nbs/01e_catalog.ipynb #eff5e657
 def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
     """`{factor: value}` or 'factor=value[,...]' as {factor index: value},
     each checked against `data`'s factors."""
-    if isinstance(fixed, str):
-        items = [s.partition("=") for s in fixed.split(",") if s.strip()]
-        if not items or any(not eq for _, eq, _ in items):
-            raise DisentlitError(f"fixed takes factor=value[,factor=value...], got {fixed!r}")
-        names = [k.strip() for k, _, _ in items]
-        if twice := next((k for i, k in enumerate(names) if k in names[:i]), None):
-            raise DisentlitError(f"fixed gives factor {twice!r} twice in {fixed!r}; "
-                                 "give each factor once")
-        fixed = {k.strip(): v.strip() for k, _, v in items}
+    if isinstance(fixed, str): fixed = _fixed_text(fixed)
     if not isinstance(fixed, dict) or not fixed:
         raise DisentlitError(f"fixed takes a mapping {{factor: value}} or 'factor=value[,...]', "
                              f"got {fixed!r}")
@@ -264,29 +270,31 @@ def get_dataset(
     if seed is not None: data = Relabelled(data, seed=seed)
     return data
 
+# %% ../nbs/01e_catalog.ipynb #e50952e2
+def _dataset_row(name: str, cls: type[GroundTruthData], root) -> dict:
+    "The row of `list_datasets` for dataset `name` of class `cls` (caches under `root`)."
+    # a variant lists its base's files
+    if issubclass(files := getattr(cls, "base_class", cls), FileDataset):
+        names, sizes, shape, kind = \
+            files.factor_names, files.factor_sizes, cls.obs_shape, "file"
+        try: available, corrupt = all(p.exists() and check_cache(p, files.name)
+                                      for p in files.cache_files(root)), False
+        except CorruptFile: available, corrupt = False, True
+    else:
+        data = cls()
+        names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape,
+                                                         "synthetic", True, False)
+    return dict(name=name, factor_names=list(names), factor_sizes=list(sizes),
+                num_obs=math.prod(sizes), obs_shape=list(shape), kind=kind,
+                available=available, corrupt=corrupt)
+
 # %% ../nbs/01e_catalog.ipynb #fb456afc
 def list_datasets(
     root: str | Path | None = None, # the folder of the caches (default: `data_dir()`)
 ) -> list[dict]:
     """Name, factors, size, observation shape, kind and availability of every dataset,
     without opening files."""
-    rows = []
-    for name, cls in DATASETS.items():
-        # a variant lists its base's files
-        if issubclass(files := getattr(cls, "base_class", cls), FileDataset):
-            names, sizes, shape, kind = \
-                files.factor_names, files.factor_sizes, cls.obs_shape, "file"
-            try: available, corrupt = all(p.exists() and check_cache(p, files.name)
-                                          for p in files.cache_files(root)), False
-            except CorruptFile: available, corrupt = False, True
-        else:
-            data = cls()
-            names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape,
-                                                             "synthetic", True, False)
-        rows.append(dict(name=name, factor_names=list(names), factor_sizes=list(sizes),
-                         num_obs=math.prod(sizes), obs_shape=list(shape), kind=kind,
-                         available=available, corrupt=corrupt))
-    return rows
+    return [_dataset_row(name, cls, root) for name, cls in DATASETS.items()]
 
 # %% ../nbs/01e_catalog.ipynb #ceff2d2f
 def datasets_table(rows: list[dict],     # `list_datasets()`

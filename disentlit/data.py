@@ -158,7 +158,11 @@ class XYObject(XYSquares):
 
 # %% ../nbs/01b_data.ipynb #77e7006e
 def _square(u, v): return np.maximum(np.abs(u), np.abs(v)) - 0.7
+
+# %% ../nbs/01b_data.ipynb #75d95cb9
 def _ellipse(u, v): return u ** 2 + (v / 0.5) ** 2 - 1.0
+
+# %% ../nbs/01b_data.ipynb #a2e7f0bd
 def _heart(u, v):
     x, y = 1.3 * u, 0.15 - 1.3 * v            # image rows point down: flip so the heart points down
     return (x ** 2 + y ** 2 - 1) ** 3 - x ** 2 * y ** 3
@@ -179,6 +183,17 @@ class Sprites(GroundTruthData):
         self.centres = np.linspace(12.0, 52.0, 32)
         self.radius = 10.0
 
+# %% ../nbs/01b_data.ipynb #1724cbb3
+def _window(cx: np.ndarray, cy: np.ndarray):
+    """The 23 x 23 pixels around each centre (`cx`, `cy`): their rows and columns, and the offsets
+    of their pixel centres from it."""
+    win = np.arange(23)
+    c0, r0 = np.floor(cx).astype(np.int64) - 11, np.floor(cy).astype(np.int64) - 11
+    cols, rows = c0[:, None] + win, r0[:, None] + win                   # (N, 23) pixel indices
+    du = (cols + 0.5 - cx[:, None])[:, None, :]                         # (N, 1, 23): column offsets
+    dv = (rows + 0.5 - cy[:, None])[:, :, None]                         # (N, 23, 1): row offsets
+    return rows, cols, du, dv
+
 # %% ../nbs/01b_data.ipynb #88bb4a47
 @patch
 def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
@@ -186,11 +201,7 @@ def _obs(self: Sprites, idx: np.ndarray) -> np.ndarray:
     cx, cy = self.centres[x], self.centres[y]
     # a sprite reaches at most `radius` pixels from its centre:
     # evaluate only a 23 x 23 window around it
-    win = np.arange(23)
-    c0, r0 = np.floor(cx).astype(np.int64) - 11, np.floor(cy).astype(np.int64) - 11
-    cols, rows = c0[:, None] + win, r0[:, None] + win                   # (N, 23) pixel indices
-    du = (cols + 0.5 - cx[:, None])[:, None, :]                         # (N, 1, 23): column offsets
-    dv = (rows + 0.5 - cy[:, None])[:, :, None]                         # (N, 23, 1): row offsets
+    rows, cols, du, dv = _window(cx, cy)
     c, s = np.cos(self.angles[angle])[:, None, None], np.sin(self.angles[angle])[:, None, None]
     r = (self.radius * self.scales[scale])[:, None, None]
     u, v = (c * du + s * dv) / r, (c * dv - s * du) / r
@@ -238,6 +249,14 @@ def to_float(
     return (x.mul_(per_channel(1 / (255 * np.asarray(std))))
              .add_(per_channel(-np.asarray(mean) / np.asarray(std))))
 
+# %% ../nbs/01b_data.ipynb #c6edf593
+def _image_sums(obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    "Per image and channel (N, C): the sums of uint8 `obs`' pixel values and of their squares."
+    obs = torch.from_numpy(obs)
+    # integers 0..255: sums are exact
+    x = obs.permute(0, 3, 1, 2).reshape(len(obs), obs.shape[-1], -1).to(torch.float64)
+    return x.sum(-1), torch.einsum("ncp,ncp->nc", x, x)
+
 # %% ../nbs/01b_data.ipynb #468f0a59
 def channel_moments(
     data: GroundTruthData, # the dataset, read in full
@@ -253,10 +272,7 @@ def channel_moments(
     s1, s2, s_img = (torch.zeros(C, dtype=torch.float64) for _ in range(3))
     for start in progress_bar(range(0, len(data), chunk), disable=not progress,
                               desc=f"stats {data.name}", unit_scale=chunk):
-        obs = torch.from_numpy(data.obs(np.arange(start, min(start + chunk, len(data)))))
-        # integers 0..255: sums are exact
-        x = obs.permute(0, 3, 1, 2).reshape(len(obs), C, n).to(torch.float64)
-        t1, t2 = x.sum(-1), torch.einsum("ncp,ncp->nc", x, x)
+        t1, t2 = _image_sums(data.obs(np.arange(start, min(start + chunk, len(data)))))
         s1 += t1.sum(0); s2 += t2.sum(0)
         s_img += ((t2 - t1 ** 2 / n) / (n - 1)).clamp_min(0).sqrt().sum(0)
     N = len(data)
@@ -361,6 +377,7 @@ def _float_obs(self: GroundTruthData, idx: np.ndarray, device=None, mean=None,
     directly override it."""
     return to_float(self._obs(idx), device, mean, std)
 
+# %% ../nbs/01b_data.ipynb #1c597e8a
 @patch
 def batch(self: GroundTruthData,
           idx, # indices of the observations
@@ -475,6 +492,15 @@ def batch(self: DeviceData,
     x = self.table[idx].float()                      # value v in 0..255 -> lo + (hi - lo) * v / 255
     return x.mul_(((hi - lo) / 255).view(1, -1, 1, 1)).add_(lo.view(1, -1, 1, 1))
 
+# %% ../nbs/01b_data.ipynb #dd20393c
+def _shift_t(a: torch.Tensor, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """`_shift` of `01a_factors` in torch: each value moved to a different one, uniformly among the
+    other `size - 1` (a factor of size 1 counts as of size 2: it is never asked to move)."""
+    size = sizes.clamp_min(2)
+    step = 1 + (torch.rand(a.shape, generator=generator, device=a.device)
+                * (size - 1)).long().clamp_max(size - 2)
+    return (a + step) % size
+
 # %% ../nbs/01b_data.ipynb #8323f6bb
 @patch
 def sample_pairs(self: DeviceData,
@@ -496,10 +522,14 @@ def sample_pairs(self: DeviceData,
     keys = torch.rand((int(n), self.num_factors), generator=generator,
                       device=self.device).masked_fill(~varying, 2.0)
     change = keys.argsort(1).argsort(1) < k          # the k first varying factors in a random order
-    size = self._sizes.clamp_min(2)
-    step = 1 + (torch.rand(a.shape, generator=generator, device=self.device)
-                * (size - 1)).long().clamp_max(size - 2)
-    return a, torch.where(change, (a + step) % size, a)
+    return a, torch.where(change, _shift_t(a, self._sizes, generator), a)
+
+# %% ../nbs/01b_data.ipynb #f9a711dd
+def _traversal_images(data: GroundTruthData, pos, factor: int, steps: int) -> np.ndarray:
+    "The observations along `factor` through `pos`: at most `steps`, evenly spaced."
+    trav = data.traversal(pos, factor)
+    pick = np.unique(np.linspace(0, len(trav) - 1, steps).round().astype(int))
+    return data.obs_at(trav[pick])
 
 # %% ../nbs/01b_data.ipynb #f9981d2f
 def plot_traversals(
@@ -516,9 +546,7 @@ def plot_traversals(
     F = data.num_factors
     fig, axes = plt.subplots(steps, F, figsize=(ax_size * F, ax_size * steps), squeeze=False)
     for i in range(F):
-        trav = data.traversal(pos, i)
-        pick = np.unique(np.linspace(0, len(trav) - 1, steps).round().astype(int))
-        imgs = data.obs_at(trav[pick])
+        imgs = _traversal_images(data, pos, i, steps)
         for r in range(steps):
             ax = axes[r, i]
             ax.set_xticks([]); ax.set_yticks([])

@@ -155,6 +155,7 @@ def read_rows(
 # %% ../nbs/01c_data_files.ipynb #2e7248ff
 def _record_path(path: Path) -> Path: return Path(f"{path}.sha256")
 
+# %% ../nbs/01c_data_files.ipynb #a01733b8
 def record_cache(
     path: str | Path, # a finished cache
 ) -> dict: # the record: sha256, size, mtime_ns
@@ -249,6 +250,19 @@ def check_cache(
     if st.st_mtime_ns != rec["mtime_ns"]: record_cache(path)       # touched, not changed
     return "ok"
 
+# %% ../nbs/01c_data_files.ipynb #68bb3449
+def _ranks(labels: np.ndarray, names, sizes, path) -> list[np.ndarray]:
+    """Each label column of `labels` (N, F) as the ranks 0..f-1 of its distinct values;
+    `CorruptFile` if a factor has not `sizes` of them."""
+    ranks = []
+    for name, size, col in zip(names, sizes, labels.T):
+        values, rank = np.unique(col, return_inverse=True)
+        if len(values) != size:
+            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, "
+                              f"expected {size}")
+        ranks.append(rank.reshape(-1))
+    return ranks
+
 # %% ../nbs/01c_data_files.ipynb #1a372909
 def factor_order(
     labels: np.ndarray, # each observation's factor labels (N, F): classes, values or raw numbers
@@ -264,14 +278,7 @@ def factor_order(
     if len(labels) != math.prod(sizes):
         raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes "
                           f"{tuple(sizes)}, got {len(labels)}")
-    ranks = []
-    for name, size, col in zip(names, sizes, labels.T):
-        values, rank = np.unique(col, return_inverse=True)
-        if len(values) != size:
-            raise CorruptFile(f"{path}: factor {name!r} has {len(values)} distinct values, "
-                              f"expected {size}")
-        ranks.append(rank.reshape(-1))
-    idx = np.ravel_multi_index(ranks, sizes)
+    idx = np.ravel_multi_index(_ranks(labels, names, sizes, path), sizes)
     if np.bincount(idx, minlength=len(idx)).max() > 1:
         raise CorruptFile(f"{path}: some factor combinations occur twice (and others never)")
     return np.argsort(idx)
@@ -295,6 +302,7 @@ def _prepare_hint(name: str, root: Path | None) -> str:
             f"`{env}disentlit datasets --prepare {name} --source PATH` to convert files you "
             "already have")
 
+# %% ../nbs/01c_data_files.ipynb #2353836e
 class FileDataset(GroundTruthData):
     "A ground-truth dataset read from the HDF5 cache made by `prepare`."
     factor_names: tuple[str, ...] = ()
@@ -366,6 +374,7 @@ def _obs_ds(self: FileDataset):
         self._h5, self._pid = h5py.File(self.path, "r"), os.getpid()
     return self._h5["obs"]
 
+# %% ../nbs/01c_data_files.ipynb #942c1e91
 @patch
 def _obs(self: FileDataset, idx: np.ndarray) -> np.ndarray:
     with reading(self.path, f"{self.name} cache", self.name): return read_rows(self._obs_ds, idx)

@@ -67,6 +67,16 @@ def _car_models(tar: tarfile.TarFile) -> tuple[dict[str, int], list[tarfile.TarI
         names = [s for s in tar.extractfile(lists[0]).read().decode().split() if s]
     return {n: i for i, n in enumerate(names)}, members
 
+# %% ../nbs/01d_datasets.ipynb #6eda5b31
+def _car_images(im: np.ndarray, member: str, A: int, E: int) -> np.ndarray:
+    """A model's `im` (H, W, 3, A azimuths, E elevations) as its E * A images resized to 64x64, in
+    (elevation, azimuth) order; `CorruptFile` naming `member` for another shape."""
+    if im.ndim != 5 or im.shape[2:] != (3, A, E) or im.dtype != np.uint8:
+        raise CorruptFile(f"{member}: expected im of uint8 (H, W, 3, {A}, {E}), got "
+                          f"{im.dtype} {im.shape}")
+    # images in (elevation, azimuth) order
+    return resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))
+
 # %% ../nbs/01d_datasets.ipynb #db8134d1
 def convert_cars3d(
     src: str | Path, # the official `nips2015-analogy-data.tar.gz`
@@ -88,11 +98,7 @@ def convert_cars3d(
                 try: im = loadmat(io.BytesIO(tar.extractfile(m).read()))["im"]
                 except MatReadError as e:
                     raise CorruptFile(f"{src}: {m.name} is not a MATLAB file ({e})") from None
-                if im.ndim != 5 or im.shape[2:] != (3, A, E) or im.dtype != np.uint8:
-                    raise CorruptFile(f"{m.name}: expected im of uint8 (H, W, 3, {A}, {E}), got "
-                                      f"{im.dtype} {im.shape}")
-                # images in (elevation, azimuth) order
-                imgs = resize_images(im.transpose(4, 3, 0, 1, 2).reshape(E * A, *im.shape[:3]))
+                imgs = _car_images(im, m.name, A, E)
                 for k, i in enumerate(np.arange(E * A) * O + index[_CAR.search(m.name).group(1)]):
                     obs[i] = imgs[k]
     return Path(out)
@@ -246,6 +252,7 @@ class _Rows:
     def __len__(self) -> int: return len(self.ds)
     def obs(self, idx): return self.ds[int(idx[0]):int(idx[-1]) + 1]         # contiguous: one slice
 
+# %% ../nbs/01d_datasets.ipynb #4453cc87
 def _npy_header(f) -> tuple:
     """(shape, fortran_order, dtype) of the `.npy` stream `f`,
     which is left at the start of the data."""
@@ -309,10 +316,12 @@ class MPI3DToy(MPI3D):
     "MPI3D's simple renders."
     name = "mpi3d_toy"
 
+# %% ../nbs/01d_datasets.ipynb #daf4d045
 class MPI3DRealistic(MPI3D):
     "MPI3D's realistic renders."
     name = "mpi3d_realistic"
 
+# %% ../nbs/01d_datasets.ipynb #bafb59ca
 class MPI3DReal(MPI3D):
     "MPI3D's photographs of the real robot."
     name = "mpi3d_real"
@@ -376,6 +385,7 @@ class ColorSprites(SpriteVariant):
     name, variant = "color_sprites", "color"
     def __init__(self, seed: int = 0): super().__init__(Sprites(), seed)   # seed: the colour stream
 
+# %% ../nbs/01d_datasets.ipynb #f0bed599
 class NoisySprites(SpriteVariant):
     "Sprites (offline) on a background of uniform noise."
     name, variant = "noisy_sprites", "noisy"
@@ -395,6 +405,7 @@ class ColorDSprites(SpriteVariant):
     def params(self) -> dict:
         return dict(seed=self.seed, root=None if self.root is None else str(self.root))
 
+# %% ../nbs/01d_datasets.ipynb #b65ccd57
 class NoisyDSprites(ColorDSprites):
     "dSprites on a background of uniform noise (disentanglement_lib's)."
     name, variant = "noisy_dsprites", "noisy"
