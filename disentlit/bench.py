@@ -442,10 +442,11 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
               for p, v in runs.items()]
     return "\n".join(lines)
 
-# %% ../nbs/10a_bench.ipynb #218ebce6
+# %% ../nbs/10a_bench.ipynb #8aa445f3
 # Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
 GPU_CEILING_IMAGES_PER_S = 650_000
 
+# %% ../nbs/10a_bench.ipynb #218ebce6
 def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident,
                 allocator, progress) -> list[float]:
     """Step times of `fit_packed` for `k` runs of `framework` (seeds `seed` on), after a warm-up
