@@ -231,6 +231,16 @@ def standardise_columns(z, z_test):
     sd = np.where(sd > 0, sd, 1)
     return (z - mu) / sd, (z_test - mu) / sd
 
+# %% ../nbs/06a_metrics.ipynb #bbb3f88c
+def _dci_factor(z, yk, z_test, yk_test, mode: str, seed: int) -> tuple[np.ndarray, float, float]:
+    """DCI's classifier of one factor `yk` on the latents `z`: the latents' importances, and its
+    accuracy on the training and the test set."""
+    # OpenMP threads only slow small fits down, badly so on a busy machine
+    with threadpool_limits(1):
+        importance, model = _fit_importance(z, yk, mode, seed)
+        return (importance, np.mean(model.predict(z) == yk),
+                np.mean(model.predict(z_test) == yk_test))
+
 # %% ../nbs/06a_metrics.ipynb #706986cf
 def dci(
     z, # latents (N, D)
@@ -253,11 +263,8 @@ def dci(
         if len(np.unique(y[:, j])) < 2:
             raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every "
                                  "factor must vary")
-        # OpenMP threads only slow small fits down, badly so on a busy machine
-        with threadpool_limits(1):
-            R[:, j], model = _fit_importance(z, y[:, j], mode, seed)
-            acc_train.append(np.mean(model.predict(z) == y[:, j]))
-            acc_test.append(np.mean(model.predict(z_test) == y_test[:, j]))
+        R[:, j], train, test = _dci_factor(z, y[:, j], z_test, y_test[:, j], mode, seed)
+        acc_train.append(train); acc_test.append(test)
     out = dci_from_importance(R)
     return dict(disentanglement=out["disentanglement"], completeness=out["completeness"],
                 informativeness_train=float(np.mean(acc_train)),
