@@ -275,6 +275,20 @@ def infomec_nmi(
     return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k]
                       for j in range(z.shape[1])] for k in range(y.shape[1])])
 
+# %% ../nbs/06a_newer_metrics.ipynb #0c2c78f2
+def _infoe_per_factor(zs: np.ndarray, labels: np.ndarray, seed: int) -> tuple[list[float], bool]:
+    """InfoE of each factor (labels 0..k-1) from the standardised latents `zs`: the share of its
+    log k nats that an unregularised, balanced logistic regression on every latent explains;
+    and whether every fit converged."""
+    fit, per, ok = _logistic(seed, C=np.inf, class_weight="balanced"), [], True
+    for k in range(labels.shape[1]):
+        clf, converged = fit(zs, labels[:, k])
+        ok &= converged
+        p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
+        h0 = np.log(labels[:, k].max() + 1)
+        per.append((h0 + np.log(p).mean()) / h0)
+    return per, ok
+
 # %% ../nbs/06a_newer_metrics.ipynb #3d8c2a78
 def infomec(
     z, # latents (N, D)
@@ -293,12 +307,6 @@ def infomec(
     L, a = int(active.sum()), nmi[:, active]
     infom = (_even_share(a, 0, F).mean() - 1 / F) / (1 - 1 / F) if L else 0.0
     infoc = (_even_share(a, 1, L).mean() - 1 / L) / (1 - 1 / L) if L > 1 else float(L == 1)
-    fit, per, ok = _logistic(seed, C=np.inf, class_weight="balanced"), [], True
-    for k in range(F):
-        clf, converged = fit(zs, labels[:, k])
-        ok &= converged
-        p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
-        h0 = np.log(labels[:, k].max() + 1)
-        per.append((h0 + np.log(p).mean()) / h0)
+    per, ok = _infoe_per_factor(zs, labels, seed)
     return dict(infom=float(infom), infoc=float(infoc), infoe=float(np.mean(per)), nmi=nmi,
                 active=active, infoe_per_factor=np.array(per), converged=bool(ok))
