@@ -449,16 +449,10 @@ def _add_evaluate(e):
                    help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of "
                         "the fast mode")
 
-# %% ../nbs/11_cli.ipynb #774b2e82
-def cmd_distances(args) -> int:
-    """`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a
-    reconstruction loss."""
-    from disentlit.catalog import get_dataset
+# %% ../nbs/11_cli.ipynb #e9451462
+def _distances_text(data, args, r: dict) -> str:
+    "What `disentlit distances` prints for people: the report `r` of `data` under `args.loss`."
     from disentlit.core import text_table
-    from disentlit.losses import distance_report
-    data = get_dataset(args.dataset, **parse_params(args.set))
-    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)
-    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
     lines = [f"{data!r}",
              f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
@@ -469,7 +463,18 @@ def cmd_distances(args) -> int:
                           f"{r['random']['std']:.5f}", ""]]),
              f"mean Spearman correlation along traversals: {r['spearman']:.3f}   "
              f"({r['seconds']:.1f} s)"]
-    _emit(out, args.json, "\n".join(lines))
+    return "\n".join(lines)
+
+# %% ../nbs/11_cli.ipynb #774b2e82
+def cmd_distances(args) -> int:
+    """`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a
+    reconstruction loss."""
+    from disentlit.catalog import get_dataset
+    from disentlit.losses import distance_report
+    data = get_dataset(args.dataset, **parse_params(args.set))
+    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)
+    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
+    _emit(out, args.json, _distances_text(data, args, r))
     return 0
 
 # %% ../nbs/11_cli.ipynb #398f7692
