@@ -181,6 +181,20 @@ def _direct_blur(x: torch.Tensor, radius: int) -> torch.Tensor:
     return F.conv2d(x, torch.full((C, 1, k, k), 1 / k ** 2, dtype=x.dtype, device=x.device),
                     padding=radius, groups=C)
 
+# %% ../nbs/10a_bench.ipynb #dddde51d
+def _loss_step_time(recon, batch_size: int, repeats: int, precision: str, seed: int) -> float:
+    """Seconds of the fastest of `repeats` training steps (forward, backward, Adam) of the Table A3
+    beta-VAE with reconstruction loss `recon`, on one XYSquares batch of `batch_size`."""
+    data = XYSquares()
+    fw = get_framework("betavae", recon=recon, seed=seed)
+    opts = fw.configure_optimisers(1e-3)
+    batch = fw.sample_batch(data, batch_size, np.random.default_rng(seed))
+    noise = torch.Generator().manual_seed(seed)
+    autocast = (lambda: torch.autocast("cpu",
+                                       dtype=torch.bfloat16)) if precision == "bf16" else None
+    return best_time(lambda: fw.training_step(batch, opts, noise,
+                                              *([autocast] if autocast else [])), repeats)
+
 # %% ../nbs/10a_bench.ipynb #92bcd0e2
 def bench_loss(radius: int = 31,          # of the box blur
                batch_size: int = 256,     # observations
@@ -213,15 +227,7 @@ def bench_loss(radius: int = 31,          # of the box blur
                direct_conv_loss_ms=round(t_direct * 1e3, 1), direct_timed_on=direct_batch,
                speedup=round(t_direct / t_fast, 1), max_abs_diff=err)
     if step:
-        data = XYSquares()
-        fw = get_framework("betavae", recon=fast, seed=seed)
-        opts = fw.configure_optimisers(1e-3)
-        batch = fw.sample_batch(data, batch_size, np.random.default_rng(seed))
-        noise = torch.Generator().manual_seed(seed)
-        autocast = (lambda: torch.autocast("cpu",
-                                           dtype=torch.bfloat16)) if precision == "bf16" else None
-        t_step = best_time(lambda: fw.training_step(batch, opts, noise,
-                                                    *([autocast] if autocast else [])), repeats)
+        t_step = _loss_step_time(fast, batch_size, repeats, precision, seed)
         res.update(step_precision=precision, train_step_ms=round(t_step * 1e3, 1),
                    fraction_of_step=sig(t_fast / t_step))
     return res
@@ -335,6 +341,21 @@ def _step_ratio(slow: list[float], fast: list[float]) -> tuple[float, float]:
     "Step time of `slow` over `fast`: the fastest steps', and the medians'."
     return sig(min(slow) / min(fast), 4), sig(float(np.median(slow)) / float(np.median(fast)), 4)
 
+# %% ../nbs/10a_bench.ipynb #47aaf191
+def _betavae_ratios(fit_t: list[float], beta_t: list[float], alone_t: list[float]) -> dict:
+    """What `bench_train` adds when it timed them: a framework's step over a beta-VAE step of `fit`
+    (`beta_t`), and an untuned beta-VAE step (`alone_t`) over a tuned one here."""
+    out = {}
+    if beta_t:
+        ratio, median = _step_ratio(fit_t, beta_t)
+        out.update(step_ms=sig(1000 * min(fit_t), 4), betavae_step_ms=sig(1000 * min(beta_t), 4),
+                   step_vs_betavae=ratio, median_step_vs_betavae=median)
+    if alone_t:
+        speedup, median = _step_ratio(alone_t, beta_t or fit_t)   # over the beta-VAE steps here
+        out.update(untuned_betavae_step_ms=sig(1000 * min(alone_t), 4), allocator_speedup=speedup,
+                   median_allocator_speedup=median)
+    return out
+
 # %% ../nbs/10a_bench.ipynb #444e3028
 def bench_train(framework: str = "betavae",      # the framework timed
                 precision: str = "fp32",         # `fit`'s precision
@@ -390,15 +411,7 @@ def bench_train(framework: str = "betavae",      # the framework timed
                **_speeds(fit_t, plain_t, per_step, batch_size),
                host_syncs_per_step=host_syncs_per_step(data, framework, device=device,
                                                        params=params))
-    if beta_t:
-        ratio, median = _step_ratio(fit_t, beta_t)
-        out.update(step_ms=sig(1000 * min(fit_t), 4), betavae_step_ms=sig(1000 * min(beta_t), 4),
-                   step_vs_betavae=ratio, median_step_vs_betavae=median)
-    if alone_t:
-        speedup, median = _step_ratio(alone_t, beta_t or fit_t)   # over the beta-VAE steps here
-        out.update(untuned_betavae_step_ms=sig(1000 * min(alone_t), 4), allocator_speedup=speedup,
-                   median_allocator_speedup=median)
-    return out
+    return out | _betavae_ratios(fit_t, beta_t, alone_t)
 
 # %% ../nbs/10a_bench.ipynb #4944a435
 def train_text(r: dict, params: dict, repeats: int) -> str:
@@ -429,10 +442,11 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
               for p, v in runs.items()]
     return "\n".join(lines)
 
-# %% ../nbs/10a_bench.ipynb #218ebce6
+# %% ../nbs/10a_bench.ipynb #8aa445f3
 # Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
 GPU_CEILING_IMAGES_PER_S = 650_000
 
+# %% ../nbs/10a_bench.ipynb #218ebce6
 def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident,
                 allocator, progress) -> list[float]:
     """Step times of `fit_packed` for `k` runs of `framework` (seeds `seed` on), after a warm-up
@@ -442,6 +456,22 @@ def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, 
                          resident=resident) for i in range(k)]
     return fit_packed(fws, data, configs, device=device, progress=progress,
                       allocator=allocator)[0]["step_seconds"][1:]
+
+# %% ../nbs/10a_bench.ipynb #704e873d
+def _pack_rows(pack_t: dict, plain_t: list[float], alone_t: list[float], batch_size: int,
+               per_step: int, cuda: bool) -> list[dict]:
+    """`bench_packed`'s row of each pack size K from the step times `pack_t[K]`: its images per
+    second over the plain loop's (`plain_t`) and `fit` alone's (`alone_t`), the fastest steps' and
+    the medians'; on CUDA, its share of `GPU_CEILING_IMAGES_PER_S`."""
+    best, med = (lambda ts, n: n / min(ts)), (lambda ts, n: n / float(np.median(ts)))
+    plain, alone = best(plain_t, batch_size), best(alone_t, per_step)
+    return [dict(K=k, images_per_s=round(best(ts, k * per_step), 1), step_ms=sig(1000 * min(ts), 4),
+                 ratio_plain=round(best(ts, k * per_step) / plain, 3),
+                 ratio_alone=round(best(ts, k * per_step) / alone, 3),
+                 median_ratio_plain=round(med(ts, k * per_step) / med(plain_t, batch_size), 3),
+                 median_ratio_alone=round(med(ts, k * per_step) / med(alone_t, per_step), 3),
+                 **dict(share_of_ceiling=sig(best(ts, k * per_step) / GPU_CEILING_IMAGES_PER_S))
+                 if cuda else {}) for k, ts in pack_t.items()]
 
 # %% ../nbs/10a_bench.ipynb #ef144ae2
 def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
@@ -484,15 +514,8 @@ def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
                                               precision, params, device, resident, allocator,
                                               progress)
     per_step = batch_size * (2 if fw.pairs else 1)
-    best, med = (lambda ts, n: n / min(ts)), (lambda ts, n: n / float(np.median(ts)))
-    plain, alone = best(plain_t, batch_size), best(alone_t, per_step)
-    rows = [dict(K=k, images_per_s=round(best(ts, k * per_step), 1), step_ms=sig(1000 * min(ts), 4),
-                 ratio_plain=round(best(ts, k * per_step) / plain, 3),
-                 ratio_alone=round(best(ts, k * per_step) / alone, 3),
-                 median_ratio_plain=round(med(ts, k * per_step) / med(plain_t, batch_size), 3),
-                 median_ratio_alone=round(med(ts, k * per_step) / med(alone_t, per_step), 3),
-                 **dict(share_of_ceiling=sig(best(ts, k * per_step) / GPU_CEILING_IMAGES_PER_S))
-                 if device.type == "cuda" else {}) for k, ts in pack_t.items()]
+    plain, alone = batch_size / min(plain_t), per_step / min(alone_t)
+    rows = _pack_rows(pack_t, plain_t, alone_t, batch_size, per_step, device.type == "cuda")
     return dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
                 images_per_step=per_step, precision=precision, steps=steps, repeats=repeats,
                 torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),

@@ -33,6 +33,24 @@ def _float_scores(r: dict) -> dict:
     "The float-valued scores of an `evaluate` result, {metric: {key: value}}."
     return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
 
+# %% ../nbs/10b_bench_metrics.ipynb #7821e88b
+def _check_reference(reference: str, throughput_sample: int):
+    "`bench_metrics`' reference mode and throughput sample, checked before anything is timed."
+    if reference not in REFERENCE_MODES:
+        raise DisentlitError(f"unknown reference mode {reference!r}; "
+                             f"accepted: {', '.join(REFERENCE_MODES)}")
+    if not isinstance(throughput_sample, (int, np.integer)) or throughput_sample < 1:
+        raise DisentlitError(f"throughput_sample must be an integer >= 1, "
+                             f"got {throughput_sample!r}")
+
+# %% ../nbs/10b_bench_metrics.ipynb #e2d2564d
+def _scaled_reference(per: dict, throughput: float) -> dict:
+    """Seconds of each metric the reference's way, estimated from its deduplicated run's `info`
+    (`per[metric]`): its own time minus its (deduplicated) encoding, plus every draw encoded at
+    `throughput` observations a second."""
+    return {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / throughput
+            for m, p in per.items()}
+
 # %% ../nbs/10b_bench_metrics.ipynb #215eb38f
 def bench_metrics(fast: bool = True,                # DCI's fast mode (else the reference's way)
                   repeats: int = 2,                 # timed repetitions
@@ -46,12 +64,7 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
                   ) -> dict:
     """Seconds for the full metric suite (one sampling and encoding) vs each metric on its own
     (deduplicated, and the reference's way), best of `repeats`."""
-    if reference not in REFERENCE_MODES:
-        raise DisentlitError(f"unknown reference mode {reference!r}; "
-                             f"accepted: {', '.join(REFERENCE_MODES)}")
-    if not isinstance(throughput_sample, (int, np.integer)) or throughput_sample < 1:
-        raise DisentlitError(f"throughput_sample must be an integer >= 1, "
-                             f"got {throughput_sample!r}")
+    _check_reference(reference, throughput_sample)
     data = XYSquares()
     data.channel_stats()                           # computed (or read) once, outside the timings
     torch.manual_seed(seed)
@@ -72,10 +85,7 @@ def bench_metrics(fast: bool = True,                # DCI's fast mode (else the 
         encode_indices(encode, data, sample, batch_size=batch_size)
         tp = throughput_sample / (time.perf_counter() - t)
         throughputs.append(tp)
-        # each metric the reference's way, estimated: its own time minus its (deduplicated)
-        # encoding, plus every draw encoded
-        scaled = {m: p["seconds"]["total"] - p["seconds"]["encode"] + p["draws"] / tp
-                  for m, p in per.items()}
+        scaled = _scaled_reference(per, tp)
         scaled_runs.append(sum(scaled.values()))
         if reference == "full":
             full, ref_scores = {}, {}

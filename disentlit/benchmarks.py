@@ -47,6 +47,26 @@ def _pack_sizes(pack: str) -> list[int]:
         raise DisentlitError(f"pack size {int(twice)} is listed twice in {pack!r}; list each once")
     return [int(s) for s in sizes]
 
+# %% ../nbs/10c_benchmarks.ipynb #19a6aea9
+def _checked_sizes(what: str, batch_size: int | None, repeats: int | None, steps: int) -> int:
+    """The batch size of benchmark `what` (None: its default), after checking it and the numbers of
+    repeats and steps: a benchmark that would never end is refused before it starts."""
+    batch_size = batch_size or (1024 if what == "metrics" else 256)
+    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)   # metrics only encode: more at once
+    if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+            or not 1 <= batch_size <= limit):
+        size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
+                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})"
+                ) if isinstance(batch_size, int) else ""
+        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, "
+                             f"got {batch_size!r}{size}")
+    # a benchmark that would never end
+    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most):
+            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, "
+                                 f"got {v!r}")
+    return batch_size
+
 # %% ../nbs/10c_benchmarks.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
@@ -71,20 +91,7 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
     precision."""
     if what not in BENCHMARKS:
         raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
-    batch_size = batch_size or (1024 if what == "metrics" else 256)
-    limit = MAX_BATCH_SIZE * (16 if what == "metrics" else 1)   # metrics only encode: more at once
-    if (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-            or not 1 <= batch_size <= limit):
-        size = (f" ({batch_size:,} observations of 64x64x3 as floats alone would take about "
-                f"{human_bytes(batch_size * 4 * 64 * 64 * 3)})"
-                ) if isinstance(batch_size, int) else ""
-        raise DisentlitError(f"batch size must be an integer in 1..{limit} for bench {what}, "
-                             f"got {batch_size!r}{size}")
-    # a benchmark that would never end
-    for key, v, most in (("repeats", repeats, 1000), ("steps", steps, 100_000)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most):
-            raise DisentlitError(f"{key} must be an integer in 1..{most:,} for a benchmark, "
-                                 f"got {v!r}")
+    batch_size = _checked_sizes(what, batch_size, repeats, steps)
     if what == "data":
         r = bench_data(batch_size, repeats or 20)
         return r, data_text(r)

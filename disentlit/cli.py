@@ -116,12 +116,13 @@ def parse_params(items: Sequence[str],     # the flag's items, e.g. ['grid_spaci
         params[key] = _parse_value(value.strip())
     return params
 
-# %% ../nbs/11_cli.ipynb #7a4e07b8
+# %% ../nbs/11_cli.ipynb #56fa03d4
 # name: (its line in --help, the function adding its flags, its `cmd_*`, --json's help,
 # description, epilog)
 COMMANDS: dict = {}
 LATER_COMMANDS = "disentlit.cli_sweeps"   # its subcommands register as it loads (11b_cli_sweeps)
 
+# %% ../nbs/11_cli.ipynb #7a4e07b8
 def _commands() -> dict:
     """Every subcommand by name, in the order `disentlit --help` lists them: this page's, then those
     of `LATER_COMMANDS` (sweep, figures, demo), which register themselves as their module loads."""
@@ -211,13 +212,30 @@ def main(argv: list[str] | None = None) -> int:
         return 143 if isinstance(e, Terminated) else 130
     except OSError as e: return _os_failure(e)
 
+# %% ../nbs/11_cli.ipynb #f71f15df
+def _dataset_stats(args) -> tuple[dict, str]:
+    """`disentlit datasets --stats NAME`: the exact per-channel constants of a dataset: as JSON
+    data, and as text."""
+    from disentlit.catalog import get_dataset
+    from disentlit.core import text_table
+    data = get_dataset(args.stats, **parse_params(args.set))
+    t = time.perf_counter()
+    m = data.moments(progress=not args.quiet)   # a streamed pass: progress on stderr, always
+    out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1],
+               mean=m["mean"], std=m["std_per_image"], std_global=m["std_global"],
+               convention="per_image",
+               seconds=round(time.perf_counter() - t, 3))
+    text = text_table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
+                      [[str(c), f"{a:.15f}", f"{b:.15f}", f"{g:.15f}"]
+                       for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"],
+                                                         m["std_global"]))])
+    return out, f"{data!r}\n{text}"
+
 # %% ../nbs/11_cli.ipynb #9b1452e1
 def cmd_datasets(args) -> int:
     """`disentlit datasets`: list every dataset, print one's normalisation constants (`--stats`) or
     prepare a file-backed one (`--prepare`)."""
-    from disentlit.catalog import get_dataset, list_datasets, prepare
-    from disentlit.catalog import datasets_table
-    from disentlit.core import text_table
+    from disentlit.catalog import datasets_table, list_datasets, prepare
     if (args.source or args.force) and args.prepare is None:
         _fail("--source and --force go with --prepare NAME")
     if args.prepare is not None and (args.stats is not None or args.set):
@@ -228,18 +246,8 @@ def cmd_datasets(args) -> int:
               f"{args.prepare}: ready at {path}")
         return 0
     if args.stats is not None:
-        data = get_dataset(args.stats, **parse_params(args.set))
-        t = time.perf_counter()
-        m = data.moments(progress=not args.quiet)   # a streamed pass: progress on stderr, always
-        out = dict(dataset=data.name, params=data.params, channels=data.obs_shape[-1],
-                   mean=m["mean"], std=m["std_per_image"], std_global=m["std_global"],
-                   convention="per_image",
-                   seconds=round(time.perf_counter() - t, 3))
-        text = text_table([["channel", "mean", "std (per image, Table A2)", "std (global)"]] +
-                          [[str(c), f"{a:.15f}", f"{b:.15f}", f"{g:.15f}"]
-                           for c, (a, b, g) in enumerate(zip(m["mean"], m["std_per_image"],
-                                                             m["std_global"]))])
-        _emit(out, args.json, f"{data!r}\n{text}")
+        out, text = _dataset_stats(args)
+        _emit(out, args.json, text)
         return 0
     if args.set: _fail("--set goes with --stats NAME")
     rows = list_datasets()
@@ -261,11 +269,12 @@ def _add_datasets(d):
     d.add_argument("--force", action="store_true",
                    help="with --prepare: rebuild the cache even if it exists")
 
-# %% ../nbs/11_cli.ipynb #31f9e28e
+# %% ../nbs/11_cli.ipynb #f5ffbd59
 # the settings whose flag is not `--field-name`
 TRAIN_FLAGS = dict(dataset_params="--set", framework_params="--param", loss_params="--loss-param",
                    metric_params="--metric-param", curve_metric_params="--curve-metric-param")
 
+# %% ../nbs/11_cli.ipynb #31f9e28e
 def train_config(args):
     """The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics'
     names checked."""
@@ -440,16 +449,10 @@ def _add_evaluate(e):
                    help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of "
                         "the fast mode")
 
-# %% ../nbs/11_cli.ipynb #774b2e82
-def cmd_distances(args) -> int:
-    """`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a
-    reconstruction loss."""
-    from disentlit.catalog import get_dataset
+# %% ../nbs/11_cli.ipynb #e9451462
+def _distances_text(data, args, r: dict) -> str:
+    "What `disentlit distances` prints for people: the report `r` of `data` under `args.loss`."
     from disentlit.core import text_table
-    from disentlit.losses import distance_report
-    data = get_dataset(args.dataset, **parse_params(args.set))
-    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)
-    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
     spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
     lines = [f"{data!r}",
              f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
@@ -460,7 +463,18 @@ def cmd_distances(args) -> int:
                           f"{r['random']['std']:.5f}", ""]]),
              f"mean Spearman correlation along traversals: {r['spearman']:.3f}   "
              f"({r['seconds']:.1f} s)"]
-    _emit(out, args.json, "\n".join(lines))
+    return "\n".join(lines)
+
+# %% ../nbs/11_cli.ipynb #774b2e82
+def cmd_distances(args) -> int:
+    """`disentlit distances`: Table A1 and the traversal Spearman correlation of a dataset under a
+    reconstruction loss."""
+    from disentlit.catalog import get_dataset
+    from disentlit.losses import distance_report
+    data = get_dataset(args.dataset, **parse_params(args.set))
+    r = distance_report(data, args.loss, args.pairs, seed=args.seed, progress=not args.quiet)
+    out = dict(dataset=data.name, params=data.params, loss=args.loss, seed=args.seed, **r)
+    _emit(out, args.json, _distances_text(data, args, r))
     return 0
 
 # %% ../nbs/11_cli.ipynb #398f7692

@@ -12,13 +12,14 @@ from .cli import _emit, _fail, _parse_value, _track_flag, command
 # %% auto #0
 __all__ = ['SWEEP_FLAGS', 'cmd_sweep', 'cmd_figures', 'cmd_demo']
 
-# %% ../nbs/11b_cli_sweeps.ipynb #29c23f95
+# %% ../nbs/11b_cli_sweeps.ipynb #4b609346
 SWEEP_FLAGS = {"--workers": dict(local="workers"), "--device": dict(local="device"),
                "--cpus": dict(ray="num_cpus", submitit="cpus"),
                "--gpus": dict(ray="num_gpus", submitit="gpus"),
                **{f"--{o.replace('_', '-')}": dict(submitit=o)          # flag: engine: option
                   for o in ("cluster", "partition", "time", "mem", "array_parallelism")}}
 
+# %% ../nbs/11b_cli_sweeps.ipynb #29c23f95
 def _engine_flags(args) -> dict:
     "The engine options of `sweep`'s flags; a flag of another engine refused, not ignored."
     options = {}

@@ -22,6 +22,21 @@ METRICS = ("mig", "dci", "sap", "beta_vae", "factor_vae")     # the classic five
 NEW_METRICS = ("modularity", "irs", "dci_es", "infomec")      # the newer ones, on request
 METRIC_NAMES = METRICS + NEW_METRICS                         # every name `evaluate` accepts
 
+# %% ../nbs/06a_metrics.ipynb #186b8359
+def _check_factors(y: np.ndarray, metric: str, vary: bool):
+    "`check_zy`'s checks of the factors `y` (N, F): a `DisentlitError` naming what is wrong."
+    if y.shape[1] < 1: raise DisentlitError(f"{metric}: y must have at least one factor column")
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise DisentlitError(f"{metric}: y must be numeric factor values, got dtype {y.dtype}")
+    if not np.isfinite(y.astype(np.float64)).all():
+        bad = np.argwhere(~np.isfinite(y.astype(np.float64)))[0]
+        raise DisentlitError(f"{metric}: y must be finite factor values, got {y[tuple(bad)]} at "
+                             f"row {bad[0]}, factor {bad[1]}")
+    const = [j for j in range(y.shape[1]) if np.all(y[:, j] == y[0, j])] if vary else []
+    if const:
+        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the "
+                             "sample; every factor must vary")
+
 # %% ../nbs/06a_metrics.ipynb #1b95cfd5
 def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary: bool = True):
     "`z` as float64 (N, D) and `y` as (N, F), or a `DisentlitError` naming what is wrong."
@@ -45,17 +60,7 @@ def check_zy(z, y, metric: str, min_samples: int = 2, min_latents: int = 1, vary
         raise DisentlitError(f"{metric}: needs at least {min_samples} samples, got {len(z)}")
     if z.shape[1] < min_latents:
         raise DisentlitError(f"{metric}: needs at least {min_latents} latents, got {z.shape[1]}")
-    if y.shape[1] < 1: raise DisentlitError(f"{metric}: y must have at least one factor column")
-    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
-        raise DisentlitError(f"{metric}: y must be numeric factor values, got dtype {y.dtype}")
-    if not np.isfinite(y.astype(np.float64)).all():
-        bad = np.argwhere(~np.isfinite(y.astype(np.float64)))[0]
-        raise DisentlitError(f"{metric}: y must be finite factor values, got {y[tuple(bad)]} at "
-                             f"row {bad[0]}, factor {bad[1]}")
-    const = [j for j in range(y.shape[1]) if np.all(y[:, j] == y[0, j])] if vary else []
-    if const:
-        raise DisentlitError(f"{metric}: factor column(s) {const} take a single value in the "
-                             "sample; every factor must vary")
+    _check_factors(y, metric, vary)
     return z, y
 
 # %% ../nbs/06a_metrics.ipynb #6b3040f9
@@ -71,9 +76,10 @@ def _labels(y: np.ndarray) -> np.ndarray:
     "Each factor column as integer labels 0..k-1 (factor values are categories, as the reference)."
     return np.stack([np.unique(col, return_inverse=True)[1].reshape(-1) for col in y.T], 1)
 
-# %% ../nbs/06a_metrics.ipynb #cfa5b187
+# %% ../nbs/06a_metrics.ipynb #cbf30bb3
 MAX_BINS = 100_000      # bins per latent: far more than a sample of the reference's 10,000 can fill
 
+# %% ../nbs/06a_metrics.ipynb #cfa5b187
 def histogram_discretize(
     z: np.ndarray, # latents (N, D)
     bins: int = 20, # equal-width bins per latent, over its sample range
@@ -225,6 +231,16 @@ def standardise_columns(z, z_test):
     sd = np.where(sd > 0, sd, 1)
     return (z - mu) / sd, (z_test - mu) / sd
 
+# %% ../nbs/06a_metrics.ipynb #bbb3f88c
+def _dci_factor(z, yk, z_test, yk_test, mode: str, seed: int) -> tuple[np.ndarray, float, float]:
+    """DCI's classifier of one factor `yk` on the latents `z`: the latents' importances, and its
+    accuracy on the training and the test set."""
+    # OpenMP threads only slow small fits down, badly so on a busy machine
+    with threadpool_limits(1):
+        importance, model = _fit_importance(z, yk, mode, seed)
+        return (importance, np.mean(model.predict(z) == yk),
+                np.mean(model.predict(z_test) == yk_test))
+
 # %% ../nbs/06a_metrics.ipynb #706986cf
 def dci(
     z, # latents (N, D)
@@ -247,17 +263,35 @@ def dci(
         if len(np.unique(y[:, j])) < 2:
             raise DisentlitError(f"dci: factor {j} takes a single value in the training set; every "
                                  "factor must vary")
-        # OpenMP threads only slow small fits down, badly so on a busy machine
-        with threadpool_limits(1):
-            R[:, j], model = _fit_importance(z, y[:, j], mode, seed)
-            acc_train.append(np.mean(model.predict(z) == y[:, j]))
-            acc_test.append(np.mean(model.predict(z_test) == y_test[:, j]))
+        R[:, j], train, test = _dci_factor(z, y[:, j], z_test, y_test[:, j], mode, seed)
+        acc_train.append(train); acc_test.append(test)
     out = dci_from_importance(R)
     return dict(disentanglement=out["disentanglement"], completeness=out["completeness"],
                 informativeness_train=float(np.mean(acc_train)),
                 informativeness_test=float(np.mean(acc_test)),
                 importance=R, disentanglement_per_latent=out["per_code"],
                 completeness_per_factor=out["per_factor"], mode=mode)
+
+# %% ../nbs/06a_metrics.ipynb #797555a8
+def _r2_per_latent(z: np.ndarray, yk: np.ndarray) -> np.ndarray:
+    """The R^2 of a linear regression of one continuous factor `yk` (N,) on each latent of `z`
+    (N, D) alone: the squared correlation, 0 for a constant latent."""
+    zc, yc = z - z.mean(0), yk - yk.mean()
+    var_z = (zc ** 2).sum(0) / (len(z) - 1)
+    cov = zc.T @ yc / (len(z) - 1)
+    return np.where(var_z > 1e-12, cov ** 2 / np.where(var_z > 1e-12, var_z, 1) / yc.var(ddof=1), 0)
+
+# %% ../nbs/06a_metrics.ipynb #f99b885b
+def _accuracy_per_latent(z, yk, z_test, yk_test, seed: int) -> np.ndarray:
+    """The test accuracy of the reference's linear classifier of one discrete factor `yk` on each
+    latent of `z` alone."""
+    from sklearn.svm import LinearSVC
+    acc = np.zeros(z.shape[1])
+    for j in range(z.shape[1]):
+        clf = LinearSVC(C=0.01, class_weight="balanced",
+                        random_state=seed).fit(z[:, j:j + 1], yk)
+        acc[j] = np.mean(clf.predict(z_test[:, j:j + 1]) == yk_test)
+    return acc
 
 # %% ../nbs/06a_metrics.ipynb #e384bf49
 def sap(
@@ -280,22 +314,14 @@ def sap(
     if not flags.all():
         z, y, z_test, y_test = _train_test(z, y, z_test, y_test, "sap", min_latents=2)
     S = np.zeros((z.shape[1], F))
-    from sklearn.svm import LinearSVC
     for k in range(F):
         if flags[k]:
-            zc, yc = z - z.mean(0), y[:, k] - y[:, k].mean()
-            var_z = (zc ** 2).sum(0) / (len(z) - 1)
-            cov = zc.T @ yc / (len(z) - 1)
-            S[:, k] = np.where(var_z > 1e-12,
-                               cov ** 2 / np.where(var_z > 1e-12, var_z, 1) / yc.var(ddof=1), 0)
+            S[:, k] = _r2_per_latent(z, y[:, k])
         else:
             if len(np.unique(y[:, k])) < 2:
                 raise DisentlitError(f"sap: factor {k} takes a single value in the training set; "
                                      "every factor must vary")
-            for j in range(z.shape[1]):
-                clf = LinearSVC(C=0.01, class_weight="balanced",
-                                random_state=seed).fit(z[:, j:j + 1], y[:, k])
-                S[j, k] = np.mean(clf.predict(z_test[:, j:j + 1]) == y_test[:, k])
+            S[:, k] = _accuracy_per_latent(z, y[:, k], z_test, y_test[:, k], seed)
     top = np.sort(S, axis=0)[::-1]
     gaps = top[0] - top[1]
     return dict(sap=float(gaps.mean()), gaps=gaps, score_matrix=S)

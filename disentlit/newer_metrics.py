@@ -94,6 +94,17 @@ def modularity_explicitness(
                 mutual_info=mi, explicitness_per_factor=out["per_factor_test"],
                 converged=out["converged"])
 
+# %% ../nbs/06a_newer_metrics.ipynb #da291a27
+def _group_deviation(za: np.ndarray, codes: np.ndarray, diff_quantile: float) -> np.ndarray:
+    """Each latent's `diff_quantile` deviation from its mean within the groups of one factor's
+    value (`codes`), averaged over the groups: how far the latents move when the factor is held."""
+    order = np.argsort(codes, kind="stable")    # the sample grouped by the value of the factor
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    dev = np.zeros(za.shape[1])
+    for g in np.split(za[order], starts[1:]):
+        dev += np.percentile(np.abs(g - g.mean(0)), 100 * diff_quantile, axis=0)
+    return dev / len(starts)
+
 # %% ../nbs/06a_newer_metrics.ipynb #66c5bffe
 def irs(
     z, # latents (N, D)
@@ -116,11 +127,7 @@ def irs(
     max_dev = np.abs(za - za.mean(0)).max(0)
     dev = np.zeros((za.shape[1], F))
     for k in range(F):
-        order = np.argsort(yd[:, k], kind="stable")    # the sample grouped by the value of factor k
-        starts = np.flatnonzero(np.r_[True, np.diff(yd[order, k]) != 0])
-        for g in np.split(za[order], starts[1:]):
-            dev[:, k] += np.percentile(np.abs(g - g.mean(0)), 100 * diff_quantile, axis=0)
-        dev[:, k] /= len(starts)
+        dev[:, k] = _group_deviation(za, yd[:, k], diff_quantile)
     R = 1 - dev / max_dev[:, None]
     per = R.max(1)
     return dict(irs=float(np.average(per, weights=max_dev)), per_latent=per, matrix=R,
@@ -192,6 +199,36 @@ def dci_es(
                 lowest_loss=losses.min(1),
                 informativeness_es=float(np.mean(1 - losses.min(1) / base)))
 
+# %% ../nbs/06a_newer_metrics.ipynb #071848cb
+def _knn_radius(c: np.ndarray, d: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's distance to its k-th nearest neighbour of the same discrete value (just under
+    it), and that k (`n_neighbors`, or fewer in a small group): Ross's radius, by sorting."""
+    radius, k_all = np.empty(len(c)), np.empty(len(c))
+    for v in np.unique(d):
+        idx = np.flatnonzero(d == v)
+        order = idx[np.argsort(c[idx], kind="stable")]
+        s, k = c[order], min(n_neighbors, len(idx) - 1)
+        pos = np.arange(len(s))[:, None] + np.r_[-k:0, 1:k + 1][None]   # the k on each side of each
+        dist = np.where((pos >= 0) & (pos < len(s)),
+                        np.abs(s[np.clip(pos, 0, len(s) - 1)] - s[:, None]), np.inf)
+        radius[order] = np.nextafter(np.partition(dist, k - 1, axis=1)[:, k - 1], 0)
+        k_all[order] = k
+    return radius, k_all
+
+# %% ../nbs/06a_newer_metrics.ipynb #ecf6d060
+def _count_within(c: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    "How many points of `c` lie within `radius[i]` of each `c[i]`, the point itself included."
+    every, n = np.sort(c), len(c)
+    hi, lo = (np.searchsorted(every, c + radius, side="right"),
+              np.searchsorted(every, c - radius, side="left"))
+    for _ in range(2):             # c +- radius is rounded: settle the edges on the distances
+        hi += (hi < n) & (every[np.minimum(hi, n - 1)] - c <= radius)
+        hi -= (hi > 0) & (every[np.maximum(hi - 1, 0)] - c > radius)
+        lo -= (lo > 0) & (c - every[np.maximum(lo - 1, 0)] <= radius)
+        lo += (lo < n) & (c - every[np.minimum(lo, n - 1)] > radius)
+    m = hi - lo                            # the points within the radius, the point itself included
+    return m
+
 # %% ../nbs/06a_newer_metrics.ipynb #7744e757
 def mi_continuous_discrete(
     c, # one continuous variable (N,), without ties (add a little noise to break them)
@@ -207,25 +244,8 @@ def mi_continuous_discrete(
     counts = np.bincount(d)[d]
     keep = counts > 1                          # a value seen once has no neighbour of its own value
     c, d, counts = c[keep], d[keep], counts[keep]
-    radius, k_all = np.empty(len(c)), np.empty(len(c))
-    for v in np.unique(d):
-        idx = np.flatnonzero(d == v)
-        order = idx[np.argsort(c[idx], kind="stable")]
-        s, k = c[order], min(n_neighbors, len(idx) - 1)
-        pos = np.arange(len(s))[:, None] + np.r_[-k:0, 1:k + 1][None]   # the k on each side of each
-        dist = np.where((pos >= 0) & (pos < len(s)),
-                        np.abs(s[np.clip(pos, 0, len(s) - 1)] - s[:, None]), np.inf)
-        radius[order] = np.nextafter(np.partition(dist, k - 1, axis=1)[:, k - 1], 0)
-        k_all[order] = k
-    every, n = np.sort(c), len(c)
-    hi, lo = (np.searchsorted(every, c + radius, side="right"),
-              np.searchsorted(every, c - radius, side="left"))
-    for _ in range(2):             # c +- radius is rounded: settle the edges on the distances
-        hi += (hi < n) & (every[np.minimum(hi, n - 1)] - c <= radius)
-        hi -= (hi > 0) & (every[np.maximum(hi - 1, 0)] - c > radius)
-        lo -= (lo > 0) & (c - every[np.maximum(lo - 1, 0)] <= radius)
-        lo += (lo < n) & (c - every[np.minimum(lo, n - 1)] > radius)
-    m = hi - lo                            # the points within the radius, the point itself included
+    radius, k_all = _knn_radius(c, d, n_neighbors)
+    m = _count_within(c, radius)            # the point itself included
     mi = digamma(len(c)) + digamma(k_all).mean() - digamma(counts).mean() - digamma(m).mean()
     return max(0.0, float(mi))
 
@@ -255,6 +275,20 @@ def infomec_nmi(
     return np.array([[mi_continuous_discrete(zn[:, j], labels[:, k], n_neighbors) / H[k]
                       for j in range(z.shape[1])] for k in range(y.shape[1])])
 
+# %% ../nbs/06a_newer_metrics.ipynb #0c2c78f2
+def _infoe_per_factor(zs: np.ndarray, labels: np.ndarray, seed: int) -> tuple[list[float], bool]:
+    """InfoE of each factor (labels 0..k-1) from the standardised latents `zs`: the share of its
+    log k nats that an unregularised, balanced logistic regression on every latent explains;
+    and whether every fit converged."""
+    fit, per, ok = _logistic(seed, C=np.inf, class_weight="balanced"), [], True
+    for k in range(labels.shape[1]):
+        clf, converged = fit(zs, labels[:, k])
+        ok &= converged
+        p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
+        h0 = np.log(labels[:, k].max() + 1)
+        per.append((h0 + np.log(p).mean()) / h0)
+    return per, ok
+
 # %% ../nbs/06a_newer_metrics.ipynb #3d8c2a78
 def infomec(
     z, # latents (N, D)
@@ -273,12 +307,6 @@ def infomec(
     L, a = int(active.sum()), nmi[:, active]
     infom = (_even_share(a, 0, F).mean() - 1 / F) / (1 - 1 / F) if L else 0.0
     infoc = (_even_share(a, 1, L).mean() - 1 / L) / (1 - 1 / L) if L > 1 else float(L == 1)
-    fit, per, ok = _logistic(seed, C=np.inf, class_weight="balanced"), [], True
-    for k in range(F):
-        clf, converged = fit(zs, labels[:, k])
-        ok &= converged
-        p = np.clip(clf.predict_proba(zs)[np.arange(len(zs)), labels[:, k]], 1e-15, 1)
-        h0 = np.log(labels[:, k].max() + 1)
-        per.append((h0 + np.log(p).mean()) / h0)
+    per, ok = _infoe_per_factor(zs, labels, seed)
     return dict(infom=float(infom), infoc=float(infoc), infoe=float(np.mean(per)), nmi=nmi,
                 active=active, infoe_per_factor=np.array(per), converged=bool(ok))
