@@ -58,13 +58,19 @@ def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
 
 # %% ../nbs/06b_evaluation.ipynb #03b381e3
 def _draw_mig(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng))
+
+# %% ../nbs/06b_evaluation.ipynb #860e7eae
 def _score_mig(z, pos, p): return mig(z["train"], pos["train"], bins=p["bins"])
 
 # %% ../nbs/06b_evaluation.ipynb #cc5b826d
 def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng),
                                            test=data.sample_pos(p["num_test"], rng))
+
+# %% ../nbs/06b_evaluation.ipynb #59c72646
 def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"],
                                       mode=p["mode"], seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #89ac0b09
 def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"],
                                       continuous=p["continuous"], seed=p["seed"])
 
@@ -126,11 +132,17 @@ def _score_factor_vae(z, pos, p):
 def _score_modularity(z, pos, p): return modularity_explicitness(z["train"], pos["train"],
                                                                  z["test"], pos["test"],
                                                                  bins=p["bins"], seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #bacb2cc5
 def _score_irs(z, pos, p): return irs(z["train"], pos["train"], diff_quantile=p["diff_quantile"],
                                       bins=p["bins"])
+
+# %% ../nbs/06b_evaluation.ipynb #db436147
 def _score_dci_es(z, pos, p): return dci_es(z["train"], pos["train"], z["test"], pos["test"],
                                             depths=tuple(p["depths"]), mode=p["mode"],
                                             seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #26ab3648
 def _score_infomec(z, pos, p): return infomec(z["train"], pos["train"],
                                               n_neighbors=p["n_neighbors"], seed=p["seed"])
 
