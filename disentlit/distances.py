@@ -71,6 +71,21 @@ def _rows_view(u: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
     allows)."""
     return u.transpose(order).reshape(len(u), -1)
 
+# %% ../nbs/02_distances.ipynb #3434bfa8
+def _memory_order(u: np.ndarray) -> tuple[int, ...]:
+    "The axes of `u` from the largest stride to the smallest, the first (the observations) first."
+    return (0, *sorted(range(1, u.ndim), key=lambda a: -u.strides[a]))
+
+# %% ../nbs/02_distances.ipynb #018ed924
+def _run_scratch(rows: int, P: int) -> tuple[np.ndarray, ...]:
+    """Scratch for `sse_u8`: float32 rows of `P` elements padded with zeros to whole runs, views of
+    them as runs (rows, runs, 1, _RUN) and (rows, runs, _RUN, 1), and the runs' dot products."""
+    runs = -(-P // _RUN)
+    f32 = np.empty((rows, runs * _RUN), dtype=np.float32)
+    f32[:, P:] = 0                                                     # the padding past P stays 0
+    v = f32.reshape(rows, runs, 1, _RUN)
+    return f32, v, v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
+
 # %% ../nbs/02_distances.ipynb #4cbb537b
 def sse_u8(
     ua: np.ndarray, # uint8 observations (N, ...)
@@ -84,18 +99,13 @@ def sse_u8(
     if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
         raise DisentlitError("sse_u8 needs two uint8 arrays of one shape (N, ...), got "
                              f"{ua.dtype}{ua.shape} and {ub.dtype}{ub.shape}")
-    # read both sides in the memory order of `ua` (observations are often channel-first behind an
-    # (N, H, W, C) view)
-    order = (0, *sorted(range(1, ua.ndim), key=lambda a: -ua.strides[a]))
+    order = _memory_order(ua)                      # read both sides in the memory order of `ua`
     ua, ub = _rows_view(ua, order), _rows_view(ub, order)
     n, P = ua.shape
-    runs, rows = -(-P // _RUN), max(1, min(rows, n))
+    rows = max(1, min(rows, n))
     out = np.empty(n) if out is None else out
-    # scratch that stays in cache, reused by every block
-    f32 = np.empty((rows, runs * _RUN), dtype=np.float32)
-    f32[:, P:] = 0                                                     # the padding past P stays 0
-    v = f32.reshape(rows, runs, 1, _RUN)
-    vt, dots = v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
+    f32, v, vt, dots = _run_scratch(rows, P)       # scratch that stays in cache, for every block
+    runs = v.shape[1]
     for s in range(0, n, rows):
         k = min(rows, n - s)
         # exact in int16, stored as float32
@@ -168,6 +178,7 @@ def _mse_pairwise(x: torch.Tensor) -> torch.Tensor:
     d = sq[:, :, None] + sq[:, None, :] - 2 * v @ v.transpose(1, 2)
     return d.clamp_min_(0).div_(v.shape[-1])
 
+# %% ../nbs/02_distances.ipynb #6cda656f
 def pairwise(
     distance: Distance, # any distance
     x: torch.Tensor, # traversals of observations (B, f, C, H, W)
@@ -194,6 +205,21 @@ def every_traversal(
     out[:, :, i] = np.arange(space.sizes[i])
     return out
 
+# %% ../nbs/02_distances.ipynb #22a1f982
+def _traversal_pcv(data: GroundTruthData, trav: np.ndarray, distance: Distance, chunk_images: int,
+                   device) -> np.ndarray:
+    "Perceived distance matrices of the traversals `trav` (n, f, F), rendered in chunks: (n, f, f)."
+    n, f = trav.shape[:2]
+    per = max(1, chunk_images // f)                                         # traversals per chunk
+    pcv = np.empty((n, f, f))
+    with torch.no_grad():
+        for s in range(0, n, per):
+            t = trav[s:s + per]
+            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(
+                len(t), f, *data.obs_shape[2:], *data.obs_shape[:2])
+            pcv[s:s + per] = pairwise(distance, x).double().cpu().numpy()
+    return pcv
+
 # %% ../nbs/02_distances.ipynb #9c98a7d1
 def traversal_distances(
     data: GroundTruthData, # the dataset
@@ -211,16 +237,7 @@ def traversal_distances(
     i = data.factor_index(factor)
     # (n, f, F)
     trav = every_traversal(data, i) if n is None else data.sample_traversals(n, i, seed)
-    n = len(trav)
-    f = data.sizes[i]
-    per = max(1, chunk_images // f)                                         # traversals per chunk
-    pcv = np.empty((n, f, f))
-    with torch.no_grad():
-        for s in range(0, n, per):
-            t = trav[s:s + per]
-            x = data.batch(data.pos_to_idx(t).reshape(-1), device=device).view(
-                len(t), f, *data.obs_shape[2:], *data.obs_shape[:2])
-            pcv[s:s + per] = pairwise(distance, x).double().cpu().numpy()
+    pcv = _traversal_pcv(data, trav, distance, chunk_images, device)
     gt = d_gt(trav[:, :, None, :], trav[:, None, :, :]).astype(np.float64)  # (n, f, f)
     return pcv, gt
 
@@ -245,6 +262,17 @@ def traversal_distance_matrices(
         out[data.names[data.factor_index(factor)]] = dict(pcv=pcv.mean(0), gt=gt.mean(0))
     return out
 
+# %% ../nbs/02_distances.ipynb #31f30175
+def _shown_row(matrices: dict[str, dict[str, np.ndarray]], key: str,
+               relative: Sequence[str]) -> tuple[dict[str, np.ndarray], float, float]:
+    """One row of `plot_distance_matrices`: each factor's matrix of kind `key` (scaled to its own
+    largest distance if `key` is in `relative`), and the row's shared colour range (lo, hi)."""
+    shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative
+             else matrices[n][key] for n in matrices}
+    lo, hi = (min(float(m.min()) for m in shown.values()),
+              max(float(m.max()) for m in shown.values()))
+    return shown, lo, hi
+
 # %% ../nbs/02_distances.ipynb #9d9e1014
 def plot_distance_matrices(
     # {factor: {row: matrix}}, as `traversal_distance_matrices` gives
@@ -252,7 +280,7 @@ def plot_distance_matrices(
     rows: Sequence[str] = ("gt", "pcv"), # the kinds of matrix, one row each
     labels: Sequence[str] = ("ground truth", "perceived"), # the rows' labels
     title: str | None = None, # the figure's title
-    # inches per matrix, at most: more than five factors get smaller matrices, the figure a page wide
+    # inches per matrix, at most: more than five factors get smaller ones, the figure a page wide
     size: float = 1.1,
     relative: Sequence[str] = ("gt",), # rows shown as a fraction of each matrix's largest distance
 ):
@@ -267,10 +295,7 @@ def plot_distance_matrices(
                              figsize=(size * len(names) + 0.9, size * len(rows) + 0.5),
                              squeeze=False, layout="constrained")
     for r, (key, label) in enumerate(zip(rows, labels)):
-        shown = {n: matrices[n][key] / (matrices[n][key].max() or 1) if key in relative
-                 else matrices[n][key] for n in names}
-        lo, hi = (min(float(m.min()) for m in shown.values()),
-                  max(float(m.max()) for m in shown.values()))
+        shown, lo, hi = _shown_row(matrices, key, relative)
         for c, name in enumerate(names):
             ax = axes[r, c]
             im = ax.imshow(shown[name], cmap="viridis", vmin=lo, vmax=hi)
@@ -287,6 +312,7 @@ def _ranks(v: np.ndarray) -> np.ndarray:
     from scipy.stats import rankdata
     return rankdata(v, axis=-1)
 
+# %% ../nbs/02_distances.ipynb #0a4acd48
 def spearman_rows(
     a: np.ndarray, # rows of values (..., n)
     b: np.ndarray, # rows of values, the shape of `a`
@@ -327,6 +353,15 @@ def _mean_std(d: np.ndarray) -> tuple[float, float]:
     e = d - d[0]
     return float(d[0] + e.mean()), float(e.std())
 
+# %% ../nbs/02_distances.ipynb #a9ce0f71
+def _importance_pairs(data: GroundTruthData, pairs: int, rng) -> list[tuple]:
+    """The pairs of Table A1: (name, pos_a, pos_b) along each factor of more than one value, then
+    ('random', pos_a, pos_b) over the whole dataset."""
+    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng))
+            for name, size in zip(data.names, data.sizes) if size > 1]
+    jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))
+    return jobs
+
 # %% ../nbs/02_distances.ipynb #1a548f12
 # pairs per row of Table A1: 10 million positions of each side already take about 1 GB
 MAX_PAIRS = 10_000_000
@@ -346,11 +381,9 @@ def factor_importance(
     if not 1 <= pairs <= MAX_PAIRS:
         raise DisentlitError(f"pairs must be in 1..{MAX_PAIRS:,}, got {pairs:,}")
     rng = as_rng(seed)
-    jobs = [(name, *data.sample_traversal_pairs(pairs, name, rng))
-            for name, size in zip(data.names, data.sizes) if size > 1]
-    jobs.append(("random", data.sample_pos(pairs, rng), data.sample_pos(pairs, rng)))
     rows, samples = [], {}
-    for name, a, b in progress_bar(jobs, disable=not progress, desc="perceived distance"):
+    for name, a, b in progress_bar(_importance_pairs(data, pairs, rng), disable=not progress,
+                                   desc="perceived distance"):
         d = d_pcv(data, a, b, distance, chunk, device)
         mean, std = _mean_std(d)
         rows.append(dict(name=name, mean=mean, std=std))
@@ -445,6 +478,15 @@ def plot_overlap_study(
                           "(paper Figure 8)", fontsize=9)
     return fig
 
+# %% ../nbs/02_distances.ipynb #d6add4e7
+def _first_axis_share(d: np.ndarray) -> float:
+    """The share $s$ of the first classical-MDS axis of a symmetric distance matrix `d` (f, f): the
+    largest eigenvalue of $B$ over the sum of the positive ones."""
+    f = len(d)
+    j = np.eye(f) - 1 / f
+    lam = np.linalg.eigvalsh(-0.5 * j @ (d * d) @ j)[::-1]                       # descending
+    return float(lam[0] / lam[lam > 1e-12 * lam[0]].sum())
+
 # %% ../nbs/02_distances.ipynb #d97c57cd
 # a perceived distance matrix with no entry above this is the zero matrix: the loss is blind
 ZERO_DISTANCE = 1e-12
@@ -468,11 +510,22 @@ def order_score(
     if f < 2: return dict(score=float("nan"), share=float("nan"), seen=False)
     if np.abs(d).max() <= ZERO_DISTANCE: return dict(score=0.0, share=float("nan"), seen=False)
     if f == 2: return dict(score=1.0, share=1.0, seen=True)
-    j = np.eye(f) - 1 / f
-    lam = np.linalg.eigvalsh(-0.5 * j @ (d * d) @ j)[::-1]                       # descending
-    share = float(lam[0] / lam[lam > 1e-12 * lam[0]].sum())
+    share = _first_axis_share(d)
     low = 1 / (f - 1)
     return dict(score=float(np.clip((share - low) / (1 - low), 0.0, 1.0)), share=share, seen=True)
+
+# %% ../nbs/02_distances.ipynb #b0dec947
+def _factor_scores(space: FactorSpace, mats: dict[str, dict[str, np.ndarray]]) -> dict[str, dict]:
+    """Each factor's order score, share, values, seen and mean perceived distance off the diagonal,
+    from its matrix in `mats`; factors of one value left out."""
+    factors = {}
+    for name, f in zip(space.names, space.sizes):
+        if f < 2: continue                                             # one value: nothing to order
+        m = mats[name]["pcv"]
+        s = order_score(m)
+        factors[name] = dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
+                             mean_distance=float(m[~np.eye(f, dtype=bool)].mean()))
+    return factors
 
 # %% ../nbs/02_distances.ipynb #80c4b1a9
 # traversals per factor: (n, f, f) float64 matrices, 128 MB for a factor of 40 values
@@ -494,13 +547,7 @@ def predict_score(
                              f"1..{MAX_TRAVERSALS:,}, got {n!r}")
     t = time.perf_counter()
     mats = traversal_distance_matrices(data, n, distance, seed, device=device, progress=progress)
-    factors = {}
-    for name, f in zip(data.names, data.sizes):
-        if f < 2: continue                                             # one value: nothing to order
-        m = mats[name]["pcv"]
-        s = order_score(m)
-        factors[name] = dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
-                             mean_distance=float(m[~np.eye(f, dtype=bool)].mean()))
+    factors = _factor_scores(data, mats)
     scores = [v["score"] for v in factors.values()]
     return dict(score=float(np.mean(scores)) if scores else float("nan"), factors=factors,
                 unseen=[k for k, v in factors.items() if not v["seen"]], traversals=n,

@@ -58,13 +58,19 @@ def _groups(data, rng, n: int, size: int, factors: np.ndarray, paired: bool):
 
 # %% ../nbs/06b_evaluation.ipynb #03b381e3
 def _draw_mig(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng))
+
+# %% ../nbs/06b_evaluation.ipynb #860e7eae
 def _score_mig(z, pos, p): return mig(z["train"], pos["train"], bins=p["bins"])
 
 # %% ../nbs/06b_evaluation.ipynb #cc5b826d
 def _draw_split(data, rng, p): return dict(train=data.sample_pos(p["num_train"], rng),
                                            test=data.sample_pos(p["num_test"], rng))
+
+# %% ../nbs/06b_evaluation.ipynb #59c72646
 def _score_dci(z, pos, p): return dci(z["train"], pos["train"], z["test"], pos["test"],
                                       mode=p["mode"], seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #89ac0b09
 def _score_sap(z, pos, p): return sap(z["train"], pos["train"], z["test"], pos["test"],
                                       continuous=p["continuous"], seed=p["seed"])
 
@@ -126,11 +132,17 @@ def _score_factor_vae(z, pos, p):
 def _score_modularity(z, pos, p): return modularity_explicitness(z["train"], pos["train"],
                                                                  z["test"], pos["test"],
                                                                  bins=p["bins"], seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #bacb2cc5
 def _score_irs(z, pos, p): return irs(z["train"], pos["train"], diff_quantile=p["diff_quantile"],
                                       bins=p["bins"])
+
+# %% ../nbs/06b_evaluation.ipynb #db436147
 def _score_dci_es(z, pos, p): return dci_es(z["train"], pos["train"], z["test"], pos["test"],
                                             depths=tuple(p["depths"]), mode=p["mode"],
                                             seed=p["seed"])
+
+# %% ../nbs/06b_evaluation.ipynb #26ab3648
 def _score_infomec(z, pos, p): return infomec(z["train"], pos["train"],
                                               n_neighbors=p["n_neighbors"], seed=p["seed"])
 
@@ -175,6 +187,39 @@ def metric_defaults(
         raise DisentlitError(f"unknown metric {metric!r}; accepted: {', '.join(METRIC_NAMES)}")
     return dict(_SPECS[metric][0])
 
+# %% ../nbs/06b_evaluation.ipynb #a6f132ac
+def _metric_params(m: str, params: dict, fast: bool) -> dict:
+    """Metric `m`'s parameters, checked: its defaults, DCI's mode (`fast`), then the caller's
+    `params[m]`; `DisentlitError` naming what is wrong."""
+    p = metric_defaults(m)
+    if m in ("dci", "dci_es"): p["mode"] = "fast" if fast else "exact"
+    if not isinstance(params.get(m, {}), dict):
+        raise DisentlitError(f"{m}: its parameters must be a mapping of name to value (a JSON "
+                             f'object such as {{"num_train": 2000}}), got {params[m]!r}')
+    extra = set(params.get(m, {})) - set(p)
+    if extra:
+        raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; "
+                             f"accepted: {', '.join(p)}")
+    p.update(params.get(m, {}))
+    for key, low in _MINIMA.items():
+        if key in p and (not isinstance(p[key], (int, np.integer)) or p[key] < low):
+            raise DisentlitError(f"{m}: {key} must be an integer >= {low}, got {p[key]!r}")
+    if p.get("mode", "exact") not in DCI_MODES:
+        raise DisentlitError(f"{m}: unknown mode {p['mode']!r}; accepted: "
+                             f"{', '.join(DCI_MODES)}")
+    if p.get("bins", 1) > MAX_BINS:
+        raise DisentlitError(f"{m}: bins must be at most {MAX_BINS:,}, got {p['bins']:,}")
+    if p.get("n_neighbors", 1) >= p["num_train"]:
+        raise DisentlitError(f"{m}: n_neighbors must be below num_train ({p['num_train']:,}), "
+                             f"got {p['n_neighbors']:,}")
+    if (n := _draws(m, p)) > MAX_DRAWS:
+        sizes = [k for k in ("num_train", "num_test", "num_eval", "num_variance_estimate",
+                             "batch_size") if k in p]
+        raise DisentlitError(f"{m}: its parameters draw {n:,} observations, more than the "
+                             f"{MAX_DRAWS:,} a metric may (a thousand times the reference's "
+                             f"10,000): give a smaller {', '.join(sizes)}")
+    return p
+
 # %% ../nbs/06b_evaluation.ipynb #b7c3cf84
 def metric_plan(
     metrics, # metric names: a sequence, or one comma-separated string
@@ -200,33 +245,7 @@ def metric_plan(
                              f"requested: {', '.join(metrics)}")
     out = {}
     for m in metrics:
-        p = metric_defaults(m)
-        if m in ("dci", "dci_es"): p["mode"] = "fast" if fast else "exact"
-        if not isinstance(params.get(m, {}), dict):
-            raise DisentlitError(f"{m}: its parameters must be a mapping of name to value (a JSON "
-                                 f'object such as {{"num_train": 2000}}), got {params[m]!r}')
-        extra = set(params.get(m, {})) - set(p)
-        if extra:
-            raise DisentlitError(f"unknown parameter(s) {', '.join(sorted(extra))} for {m}; "
-                                 f"accepted: {', '.join(p)}")
-        p.update(params.get(m, {}))
-        for key, low in _MINIMA.items():
-            if key in p and (not isinstance(p[key], (int, np.integer)) or p[key] < low):
-                raise DisentlitError(f"{m}: {key} must be an integer >= {low}, got {p[key]!r}")
-        if p.get("mode", "exact") not in DCI_MODES:
-            raise DisentlitError(f"{m}: unknown mode {p['mode']!r}; accepted: "
-                                 f"{', '.join(DCI_MODES)}")
-        if p.get("bins", 1) > MAX_BINS:
-            raise DisentlitError(f"{m}: bins must be at most {MAX_BINS:,}, got {p['bins']:,}")
-        if p.get("n_neighbors", 1) >= p["num_train"]:
-            raise DisentlitError(f"{m}: n_neighbors must be below num_train ({p['num_train']:,}), "
-                                 f"got {p['n_neighbors']:,}")
-        if (n := _draws(m, p)) > MAX_DRAWS:
-            sizes = [k for k in ("num_train", "num_test", "num_eval", "num_variance_estimate",
-                                 "batch_size") if k in p]
-            raise DisentlitError(f"{m}: its parameters draw {n:,} observations, more than the "
-                                 f"{MAX_DRAWS:,} a metric may (a thousand times the reference's "
-                                 f"10,000): give a smaller {', '.join(sizes)}")
+        p = _metric_params(m, params, fast)
         p["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else 0
         out[m] = p
     return out
@@ -271,6 +290,19 @@ def _metric_rng(seed, metric: str) -> np.random.Generator:
     if seed is None: seed = int(np.random.SeedSequence().entropy % 2 ** 63)
     return np.random.default_rng([check_seed(seed), METRIC_NAMES.index(metric)])
 
+# %% ../nbs/06b_evaluation.ipynb #d390a141
+def _latents_of(draw: dict, table: np.ndarray, inverse: np.ndarray,
+                start: int) -> tuple[dict, int]:
+    """The latents (float64, the positions' shape with D last) of one metric's `draw`, from rows
+    `inverse[start:]` of the encoded `table`; and where the next metric's rows start."""
+    z = {}
+    for key, a in draw.items():
+        if key.endswith("labels"): continue
+        n = a.size // a.shape[-1]
+        z[key] = table[inverse[start:start + n]].astype(np.float64).reshape(*a.shape[:-1], -1)
+        start += n
+    return z, start
+
 # %% ../nbs/06b_evaluation.ipynb #25d61fb2
 def evaluate(
     encode: Callable, # float batch (N, C, H, W) -> latents (N, D)
@@ -305,12 +337,7 @@ def evaluate(
     for m, d in (bar := progress_bar(draws.items(), total=len(draws), desc="metrics", unit="metric",
                                      disable=not progress)):
         bar.set_postfix_str(m)
-        z = {}
-        for key, a in d.items():
-            if key.endswith("labels"): continue
-            n = a.size // a.shape[-1]
-            z[key] = table[inverse[start:start + n]].astype(np.float64).reshape(*a.shape[:-1], -1)
-            start += n
+        z, start = _latents_of(d, table, inverse, start)
         t = time.perf_counter()
         with threadpool_limits(1): out[m] = _SPECS[m][2](z, d, plan[m])
         seconds[m] = round(time.perf_counter() - t, 3)

@@ -101,6 +101,7 @@ def _check_estimator(estimator: str) -> str:
                              f"{', '.join(TC_ESTIMATORS)}")
     return estimator
 
+# %% ../nbs/03b_family.ipynb #a91a869a
 def tc_decomposition(
     mu, # the posterior means of the batch (M, D)
     logvar, # their log-variances
@@ -443,6 +444,16 @@ def params_help() -> str:
             groups.setdefault(tuple(f.name for f in fields), []).append(name)
     return "; ".join(f"{', '.join(names)}: {', '.join(params)}" for params, names in groups.items())
 
+# %% ../nbs/03b_family.ipynb #b4ad6f6c
+def _networks(model: str, obs_shape: tuple[int, int, int], latents: int,
+              width: int | None) -> tuple[nn.Module, nn.Module]:
+    """The encoder and decoder of `model`: Table A3's for 'conv64', fully connected with `width`
+    hidden units (default 1200) for 'fc'."""
+    H, W, C = obs_shape
+    if model == "conv64": return EncoderConv64(C, latents), DecoderConv64(C, latents)
+    w = width or 1200
+    return EncoderFC((H, W, C), latents, (w, w)), DecoderFC((H, W, C), latents, (w, w, w))
+
 # %% ../nbs/03b_family.ipynb #3d61a0c3
 def get_framework(
     name: str, # a framework's name in `FRAMEWORKS`
@@ -476,11 +487,7 @@ def get_framework(
                              f"get_loss({recon!r}) of 04_losses), got {recon!r}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        if model == "conv64": enc, dec = EncoderConv64(C, latents), DecoderConv64(C, latents)
-        else:
-            w = width or 1200
-            enc, dec = (EncoderFC((H, W, C), latents, (w, w)),
-                        DecoderFC((H, W, C), latents, (w, w, w)))
+        enc, dec = _networks(model, (H, W, C), latents, width)
         return FRAMEWORKS[name](enc, dec, recon, **params)
 
 # %% ../nbs/03b_family.ipynb #688abadf

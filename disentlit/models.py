@@ -453,6 +453,33 @@ def _skips_on_device(o: torch.optim.Optimizer) -> bool:
     fused Adam reads `found_inf` there (as AMP's scaler uses it)."""
     return isinstance(o, torch.optim.Adam) and bool(o.defaults.get("fused"))
 
+# %% ../nbs/03a_models.ipynb #d5b8bbc3
+def _log_copies(logs: dict, device) -> dict:
+    """A step's logs as float32 0-d tensors of their own on `device`. Copies of their own: the loop
+    keeps logs on the device for several steps, and a loss compiled with CUDA graphs (`--compile`
+    on a GPU) returns the same output memory every call, so the next step would overwrite them."""
+    return {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
+            else torch.tensor(float(v), device=device) for k, v in logs.items()}
+
+# %% ../nbs/03a_models.ipynb #078bfe57
+def _update(optimisers, # the optimisers to step
+            objective: torch.Tensor, # what they minimise
+            bad: torch.Tensor): # 0-d bool: True leaves the parameters untouched
+    """One backward pass of `objective`, then every optimiser steps, unless `bad`: on the device
+    without a host sync where every optimiser is fused Adam, else checked here."""
+    for o in optimisers: o.zero_grad(set_to_none=True)
+    if all(_skips_on_device(o) for o in optimisers):
+        objective.backward()
+        for o in optimisers:
+            # 1: fused Adam leaves parameters, moments and step count alone
+            o.found_inf = bad.float()
+            try: o.step()
+            finally: del o.found_inf
+    elif not bool(bad):                   # an optimiser that cannot skip on the device: a host sync
+        objective.backward()
+        for o in optimisers: o.step()
+
+# %% ../nbs/03a_models.ipynb #066a1b47
 @patch
 def training_step(self: AE,
                   batch, # a training batch
@@ -471,22 +498,8 @@ def training_step(self: AE,
     objective = sum((logs[k] for k in self.extra_objectives), loss)
     bad = ~torch.isfinite(objective.detach())
     if skip is not None: bad = bad | skip
-    # copies of their own: the loop keeps logs on the device for several steps, and a loss
-    # compiled with CUDA graphs (`--compile` on a GPU) returns the same output memory every
-    # call, so the next step would overwrite them
-    logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
-            else torch.tensor(float(v), device=batch.device) for k, v in logs.items()}
-    for o in optimisers: o.zero_grad(set_to_none=True)
-    if all(_skips_on_device(o) for o in optimisers):
-        objective.backward()
-        for o in optimisers:
-            # 1: fused Adam leaves parameters, moments and step count alone
-            o.found_inf = bad.float()
-            try: o.step()
-            finally: del o.found_inf
-    elif not bool(bad):                   # an optimiser that cannot skip on the device: a host sync
-        objective.backward()
-        for o in optimisers: o.step()
+    logs = _log_copies(logs, batch.device)
+    _update(optimisers, objective, bad)
     return dict(logs, nonfinite=bad)
 
 # %% ../nbs/03a_models.ipynb #29d1947f

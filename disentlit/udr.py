@@ -39,18 +39,10 @@ def relative_strength(R) -> float:
                                   m.max(ax) ** 2 / np.where(m.sum(ax) > 0, m.sum(ax), 1), 0).mean()
     return float((side(R, 0) + side(R, 1)) / 2)
 
-# %% ../nbs/06a_udr.ipynb #82e2a4c2
-def udr(
-    reps: Sequence, # one representation (N, D) per model, of the same N observations
-    # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
-    kl: Sequence | None = None,
-    correlation: str = "lasso", # 'lasso' or 'spearman'
-    alpha: float = 0.1, # the Lasso's penalty
-    kl_threshold: float = 0.01, # nats
-    seed: int = 0, # the Lasso's random state
-) -> dict: # model_scores (M,), pairwise (M, M): [a, b] = UDR of a's latents against b's
-    """Unsupervised Disentanglement Ranking of the models of a sweep from their representations of
-    the same observations."""
+# %% ../nbs/06a_udr.ipynb #9aac7896
+def _check_udr(reps: Sequence, kl: Sequence | None, correlation: str, alpha: float,
+               kl_threshold: float, seed: int) -> tuple[list[np.ndarray], int]:
+    "`udr`'s arguments checked: the representations as float arrays (N, D), and the seed."
     if correlation not in UDR_CORRELATIONS:
         raise DisentlitError(f"udr: unknown correlation {correlation!r}; accepted: "
                              f"{', '.join(UDR_CORRELATIONS)}")
@@ -69,9 +61,12 @@ def udr(
     if kl is not None and (len(kl) != len(reps)
                            or any(np.shape(k) != (r.shape[1],) for k, r in zip(kl, reps))):
         raise DisentlitError("udr: kl must give one value per latent for every model")
-    keep = ([np.ones(r.shape[1], bool) for r in reps] if kl is None
-            else [np.asarray(k) > kl_threshold for k in kl])
-    reps = [standardise_columns(r, r)[0] * m for r, m in zip(reps, keep)]
+    return reps, seed
+
+# %% ../nbs/06a_udr.ipynb #25c0a9cf
+def _udr_pairwise(reps: list[np.ndarray], keep: list[np.ndarray], correlation: str, alpha: float,
+                  seed: int) -> np.ndarray:
+    "UDR of every ordered pair of models, [a, b]: a's latents against b's; 0 on the diagonal."
     M = len(reps)
     pair = np.zeros((M, M))
     for a in range(M):
@@ -79,5 +74,25 @@ def udr(
             if a != b:
                 R = _similarity(reps[a], reps[b], correlation, alpha, seed)
                 pair[a, b] = relative_strength(R[keep[a]][:, keep[b]])
+    return pair
+
+# %% ../nbs/06a_udr.ipynb #82e2a4c2
+def udr(
+    reps: Sequence, # one representation (N, D) per model, of the same N observations
+    # per model, the mean KL (D,) of each latent: latents at or below `kl_threshold` drop
+    kl: Sequence | None = None,
+    correlation: str = "lasso", # 'lasso' or 'spearman'
+    alpha: float = 0.1, # the Lasso's penalty
+    kl_threshold: float = 0.01, # nats
+    seed: int = 0, # the Lasso's random state
+) -> dict: # model_scores (M,), pairwise (M, M): [a, b] = UDR of a's latents against b's
+    """Unsupervised Disentanglement Ranking of the models of a sweep from their representations of
+    the same observations."""
+    reps, seed = _check_udr(reps, kl, correlation, alpha, kl_threshold, seed)
+    keep = ([np.ones(r.shape[1], bool) for r in reps] if kl is None
+            else [np.asarray(k) > kl_threshold for k in kl])
+    reps = [standardise_columns(r, r)[0] * m for r, m in zip(reps, keep)]
+    pair = _udr_pairwise(reps, keep, correlation, alpha, seed)
+    M = len(reps)
     scores = np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
     return dict(model_scores=scores, pairwise=pair, correlation=correlation)
