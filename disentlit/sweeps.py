@@ -345,25 +345,6 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
-# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
-            threads: int, parent: int | None = None, pack: int = 1):
-    """A worker process of the local engine: its share of the threads, its own connection, the
-    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
-    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
-    # Ctrl-C reaches the whole process group: the parent decides
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(os.getppid() if parent is None else parent)
-    torch.set_num_threads(threads)
-    # shown, but as lines: processes cannot share one line
-    os.environ["DISENTLIT_PROGRESS"] = "lines"
-    db = ResultsDB(db_path, create=False)
-    try:
-        serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
-        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
-    except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
-    finally: db.close()
-
 # %% ../nbs/08b_sweeps.ipynb #8474f089
 def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
                    lease: float, pack: int, bar=None, max_runs: int | None = None) -> int:
@@ -391,6 +372,25 @@ def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, 
         n += len(ids)
         if bar is not None: bar.update(len(ids))
     return n
+
+# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
+            threads: int, parent: int | None = None, pack: int = 1):
+    """A worker process of the local engine: its share of the threads, its own connection, the
+    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
+    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
+    # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(os.getppid() if parent is None else parent)
+    torch.set_num_threads(threads)
+    # shown, but as lines: processes cannot share one line
+    os.environ["DISENTLIT_PROGRESS"] = "lines"
+    db = ResultsDB(db_path, create=False)
+    try:
+        serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
+        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
+    except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
+    finally: db.close()
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
 def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
@@ -427,6 +427,15 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
     return total - left()
 
 
+# %% ../nbs/08b_sweeps.ipynb #17f6a4a2
+def _check_local(options: dict):
+    """The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every
+    run), a device torch knows."""
+    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
+    if (m := options.get("max_runs")) is not None:
+        check_positive(m, "max_runs", " (or None: every pending run)")
+    if options.get("device") is not None: resolve_device(options["device"])
+
 # %% ../nbs/08b_sweeps.ipynb #7bbc57f1
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
@@ -460,15 +469,6 @@ def local_engine(db: ResultsDB,                  # the results database
         if pack == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
         return _serial_packed(db, sweep, run_fn, out_root, options, lease, pack, bar, max_runs)
     finally: bar.close()
-
-# %% ../nbs/08b_sweeps.ipynb #17f6a4a2
-def _check_local(options: dict):
-    """The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every
-    run), a device torch knows."""
-    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
-    if (m := options.get("max_runs")) is not None:
-        check_positive(m, "max_runs", " (or None: every pending run)")
-    if options.get("device") is not None: resolve_device(options["device"])
 
 register_engine("local", local_engine, ("workers", "device", "max_runs"), _check_local, packs=True);
 
