@@ -34,6 +34,7 @@ class _Raised:
     error: str
     transient: bool
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba12
 def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool):
     """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs:
     torch's threads. Its result, or its exception as `_Raised` (the traceback printed to the
@@ -99,6 +100,7 @@ def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
 def _number(v) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba02
 def _check_ray(options: dict):
     """The ray engine's options: CPUs per run a number > 0, GPUs per run a number >= 0 (a fraction
     shares a GPU)."""
@@ -191,14 +193,6 @@ def submitit_executor(folder: str | Path,                    # jobs' pickles, re
                                slurm_array_parallelism=array_parallelism)
     return executor
 
-# %% ../nbs/08ba_engines.ipynb #59a74221
-def _adopted(job) -> bool:
-    """Whether `job` is a local job this process did not start (an earlier submitter's): submitit
-    has no process for it."""
-    import submitit
-    return (isinstance(job, submitit.LocalJob)
-            and job.get_info()["jobState"].startswith("NO PROCESS"))
-
 # %% ../nbs/08ba_engines.ipynb #d27d21eb
 def _process_alive(pid: int) -> bool:
     """Whether process `pid` exists and has not ended (a zombie has ended: only its exit status is
@@ -209,6 +203,14 @@ def _process_alive(pid: int) -> bool:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     return True
+
+# %% ../nbs/08ba_engines.ipynb #59a74221
+def _adopted(job) -> bool:
+    """Whether `job` is a local job this process did not start (an earlier submitter's): submitit
+    has no process for it."""
+    import submitit
+    return (isinstance(job, submitit.LocalJob)
+            and job.get_info()["jobState"].startswith("NO PROCESS"))
 
 # %% ../nbs/08ba_engines.ipynb #95ee543d
 def _ended(job) -> bool:
@@ -239,6 +241,7 @@ def _cancel(job):
 # %% ../nbs/08ba_engines.ipynb #ce2d2b39
 def _job_file(folder: Path, run_id: str) -> Path: return folder / "jobs" / f"{run_id}.json"
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba14
 def _earlier_job(folder: Path, cluster: str, run_id: str):
     """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
     one, or still runs."""
