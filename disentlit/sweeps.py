@@ -345,6 +345,17 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
+# %% ../nbs/08b_sweeps.ipynb #c1a0b023
+def _record_group(db: ResultsDB, ids: list[str], outcomes):
+    """Record each run's outcome of a group run function on its own: an exception as that run's
+    failure, a result through `_record`; an answer that is not one outcome a run is every run's."""
+    if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids):
+        outcomes = [outcomes] * len(ids)
+    for run_id, outcome in zip(ids, outcomes):
+        if isinstance(outcome, Exception):
+            db.fail(run_id, _error_text(outcome), transient=passing(outcome))
+        else: _record(db, run_id, outcome)
+
 # %% ../nbs/08b_sweeps.ipynb #8474f089
 def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
                    lease: float, pack: int, bar=None, max_runs: int | None = None) -> int:
@@ -363,12 +374,7 @@ def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, 
         except BaseException:                           # Ctrl-C, SIGTERM: the group back to pending
             for run_id in ids: db.release(run_id)
             raise
-        if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids):
-            outcomes = [outcomes] * len(ids)
-        for run_id, outcome in zip(ids, outcomes):
-            if isinstance(outcome, Exception):
-                db.fail(run_id, _error_text(outcome), transient=passing(outcome))
-            else: _record(db, run_id, outcome)
+        _record_group(db, ids, outcomes)
         n += len(ids)
         if bar is not None: bar.update(len(ids))
     return n
@@ -391,6 +397,16 @@ def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options:
         with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
     finally: db.close()
+
+# %% ../nbs/08b_sweeps.ipynb #c1a0b025
+def _stop_workers(db: ResultsDB, procs: list):
+    """Stop the worker processes `procs`: SIGTERM, a minute to end, then SIGKILL; the runs each held
+    go back to pending."""
+    for p in procs: p.terminate()
+    for p in procs:
+        p.join(timeout=60)
+        if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
+        db.release(pid=p.pid)
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
 def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
@@ -415,11 +431,7 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
             for p in procs: p.join(timeout=1)
             bar.update(total - left() - bar.n)
     except BaseException:         # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
-        for p in procs: p.terminate()
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
-            db.release(pid=p.pid)
+        _stop_workers(db, procs)
         raise
     if failed := [p.exitcode for p in procs if p.exitcode]:
         raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with "
@@ -530,6 +542,21 @@ def _engine_options(spec: dict, engine: str, given: dict) -> dict:
     _ENGINE_RULES[engine][1](options)
     return options
 
+# %% ../nbs/08b_sweeps.ipynb #c1a0b021
+def _check_engine(engine: str, engine_options: dict, pack: int, track: str | None):
+    """The engine asked for (found by name) and its options, then `pack` with that engine and with
+    `track`: what `run_sweep` checks first."""
+    if engine not in _engines():
+        raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
+    check_engine_options(engine, engine_options)
+    if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
+        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 "
+                             f"goes with the {' or '.join(PACKING_ENGINES)} engine (pack 1 with "
+                             "any)")
+    if pack > 1 and track == "wandb":
+        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process "
+                             "(track wandb goes with pack 1)")
+
 # %% ../nbs/08b_sweeps.ipynb #bc488f3a
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
@@ -548,16 +575,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     returns the state counts. The engine's options are the spec's (`engines`) with
     `engine_options` over them. With `pack` > 1 (engines in `PACKING_ENGINES`), runs that share a
     `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
-    if engine not in _engines():
-        raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
-    check_engine_options(engine, engine_options)
-    if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
-        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 "
-                             f"goes with the {' or '.join(PACKING_ENGINES)} engine (pack 1 with "
-                             "any)")
-    if pack > 1 and track == "wandb":
-        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process "
-                             "(track wandb goes with pack 1)")
+    _check_engine(engine, engine_options, pack, track)
     lease = lease_seconds(lease)             # settled once: the argument, $DISENTLIT_LEASE or 600 s
     setting("DISENTLIT_MALLOC")              # read by every run's training: a bad value refused now
     if check_tracker(track) is not None and run_fn is not None:
