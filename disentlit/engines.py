@@ -335,6 +335,14 @@ def _interruptible_children():
     finally:
         if ignored: signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba31
+def _job_slots(cluster: str, runs: int, array_parallelism: int | None, cpus: int) -> int:
+    """How many of `runs` jobs the submitter has in flight at once: on Slurm all (one array, of
+    which Slurm runs `array_parallelism`); on the local cluster `array_parallelism`, else what the
+    CPUs take at `cpus` a job."""
+    return (runs if cluster == "slurm"
+            else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus)))
+
 # %% ../nbs/08ba_engines.ipynb #dc7920c3
 def submitit_engine(db: ResultsDB,                        # the results database
                     sweep: str,                           # the sweep whose pending runs to run
@@ -371,8 +379,7 @@ def submitit_engine(db: ResultsDB,                        # the results database
             write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id))
         return dict(zip(ids, jobs))
 
-    slots = (len(claimed) if cluster == "slurm"
-             else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus)))
+    slots = _job_slots(cluster, len(claimed), array_parallelism, cpus)
     bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress,
                        unit="run")
     try:
