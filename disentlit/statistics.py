@@ -204,6 +204,15 @@ def stand_in_rows(effect_size: float,  # the box blur's gain in MIG
                                  collapsed=loss == "mse" and s == 0))
     return rows
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc21
+def _trend(group: list[dict], x: str, metric: str, levels: list) -> dict:
+    """For a numeric setting `x` with three `levels` or more, the rank trend of `metric` over all of
+    the `group`'s runs (`rank_trend`) as `compare` reports it; else nothing."""
+    if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
+        t = rank_trend([r[x] for r in group], [r[metric] for r in group])
+        return dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
+    return {}
+
 # %% ../nbs/08c_statistics.ipynb #30b9ed2f
 def compare(rows,                  # `results_frame`'s rows
             x: str,                # the setting compared
@@ -226,10 +235,7 @@ def compare(rows,                  # `results_frame`'s rows
         if len(levels) < 2: continue
         ref = reference_level(levels, reference)
         at = lambda v: [r for r in group if r[x] == v]
-        trend = {}
-        if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
-            t = rank_trend([r[x] for r in group], [r[metric] for r in group])
-            trend = dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
+        trend = _trend(group, x, metric, levels)
         for v in levels:
             if v == ref: continue
             out.append(dict(metric=metric, setting=x, reference=ref, level=v,
