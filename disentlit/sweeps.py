@@ -398,16 +398,6 @@ def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options:
     except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
     finally: db.close()
 
-# %% ../nbs/08b_sweeps.ipynb #c1a0b025
-def _stop_workers(db: ResultsDB, procs: list):
-    """Stop the worker processes `procs`: SIGTERM, a minute to end, then SIGKILL; the runs each held
-    go back to pending."""
-    for p in procs: p.terminate()
-    for p in procs:
-        p.join(timeout=60)
-        if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
-        db.release(pid=p.pid)
-
 # %% ../nbs/08b_sweeps.ipynb #544025c6
 def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
               lease: float, workers: int, bar, pack: int = 1) -> int:
@@ -431,7 +421,11 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
             for p in procs: p.join(timeout=1)
             bar.update(total - left() - bar.n)
     except BaseException:         # Ctrl-C, SIGTERM: stop the workers, their runs go back to pending
-        _stop_workers(db, procs)
+        for p in procs: p.terminate()
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive(): p.kill(); p.join()          # deaf to SIGTERM for a minute: killed
+            db.release(pid=p.pid)
         raise
     if failed := [p.exitcode for p in procs if p.exitcode]:
         raise DisentlitError(f"{len(failed)} worker process(es) of sweep {sweep!r} exited with "
