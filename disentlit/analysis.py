@@ -323,6 +323,41 @@ def udr_scores(rows: list[dict],        # `results_frame`'s rows
                 for (r, _), s in zip(kept, scores)]
     return out
 
+# %% ../nbs/08d_analysis.ipynb #c1a0bd06
+def _comparison_figure(rows, x: str, reference, metrics: list[str], seed: int) -> tuple:
+    """The figure of setting `x` against its `reference` level, a panel per score in `metrics`, and
+    its effects, their p-values Holm-adjusted together (the figure's tests are one family)."""
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)),  # a page wide
+                             squeeze=False, layout="constrained")        # room for each legend
+    cs = {m: compare(rows, x, m, reference, seed=seed) for m in metrics}
+    adjust_holm([c for m in metrics for c in cs[m]])         # the figure's tests are one family
+    for m, ax in zip(metrics, axes[:, 0]):
+        plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs[m])
+    fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point",
+                 fontsize=10)
+    return fig, [c for m in metrics for c in cs[m]]
+
+# %% ../nbs/08d_analysis.ipynb #c1a0bd08
+def _recon_figure(rows, metrics: list[str], varied: list[str]):
+    """Each score in `metrics` against the final reconstruction loss, a point per model, a column
+    per loss (their values are in different units); None when no run has one."""
+    import matplotlib.pyplot as plt
+    if not (metrics and any("final.recon" in r for r in rows)): return None
+    losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
+    others = [k for k in varied if k != "loss"]
+    fig, axes = plt.subplots(len(metrics), len(losses), figsize=(6.4, 2.9 * len(metrics)),
+                             squeeze=False, layout="constrained")
+    for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
+        at = [r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss]
+        for key, group in group_rows(at, others).items():
+            ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
+                       label=", ".join(f"{k}={v}" for k, v in zip(others, key)) or "all runs")
+        ax.set_xlabel(f"final {loss} reconstruction loss")
+        ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7, frameon=False)
+    return fig
+
 # %% ../nbs/08d_analysis.ipynb #1ba27bb6
 def figures(db_path: str | Path,                      # a results database
             out_dir: str | Path,                      # where the figures and tables go
@@ -335,7 +370,6 @@ def figures(db_path: str | Path,                      # a results database
     of every comparison to `effects.csv` and `effects.json` and the runs to `results.csv`;
     returns the files written."""
     import matplotlib; matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     if runs_root is not None and not Path(runs_root).is_dir():
         raise DisentlitError(f"--runs {runs_root}: no such folder (where the run directories are)")
     db = ResultsDB(db_path, create=False, runs_root=runs_root)     # it knows where its runs live
@@ -355,32 +389,11 @@ def figures(db_path: str | Path,                      # a results database
     varied = varied_settings(rows)
     for x, reference, name in COMPARISONS:
         if x not in varied or not metrics: continue
-        fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)),  # a page wide
-                                 squeeze=False, layout="constrained")        # room for each legend
-        cs = {m: compare(rows, x, m, reference, seed=seed) for m in metrics}
-        adjust_holm([c for m in metrics for c in cs[m]])         # the figure's tests are one family
-        for m, ax in zip(metrics, axes[:, 0]):
-            plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs[m])
-            effects += cs[m]
-        fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point",
-                     fontsize=10)
+        fig, cs = _comparison_figure(rows, x, reference, metrics, seed)
+        effects += cs
         save(fig, f"{name}.png")
     if (fig := plot_learning_curves(rows, metrics)) is not None: save(fig, "learning_curves.png")
-    # one column per loss: their values are in different units
-    if metrics and any("final.recon" in r for r in rows):
-        losses = sorted({r.get("loss", "") for r in rows if "final.recon" in r})
-        others = [k for k in varied if k != "loss"]
-        fig, axes = plt.subplots(len(metrics), len(losses), figsize=(6.4, 2.9 * len(metrics)),
-                                 squeeze=False, layout="constrained")
-        for (m, loss), ax in zip([(m, l) for m in metrics for l in losses], axes.flat):
-            at = [r for r in rows if "final.recon" in r and m in r and r.get("loss", "") == loss]
-            for key, group in group_rows(at, others).items():
-                ax.scatter([r["final.recon"] for r in group], [r[m] for r in group], s=18,
-                           label=", ".join(f"{k}={v}" for k, v in zip(others, key)) or "all runs")
-            ax.set_xlabel(f"final {loss} reconstruction loss")
-            ax.set_ylabel(_label(rows, m)); ax.set_ylim(bottom=0)
-            ax.legend(fontsize=7, frameon=False)
-        save(fig, "score_vs_recon.png")
+    if (fig := _recon_figure(rows, metrics, varied)) is not None: save(fig, "score_vs_recon.png")
     logs = [(r, runs_root / r["id"] / "log.jsonl") for r in rows
             if (runs_root / r["id"] / "log.jsonl").exists()]
     if logs: save(plot_training_losses(logs), "loss_curves.png")

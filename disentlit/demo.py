@@ -120,8 +120,12 @@ def plot_headline(perceived: dict[str, np.ndarray],   # loss -> its (f, f) dista
 
 # %% ../nbs/08e_demo.ipynb #a6f4064d
 def paragraph(text: str) -> dict: return dict(kind="p", text=text)
+
+# %% ../nbs/08e_demo.ipynb #c1a0be01
 def table(header: list, rows: list[list], caption: str = "") -> dict:
     return dict(kind="table", header=header, rows=rows, caption=caption)
+
+# %% ../nbs/08e_demo.ipynb #c1a0be03
 def figure(src: str, caption: str, width: int | None = None) -> dict:
     return dict(kind="figure", src=src, caption=caption, width=width)
 
@@ -280,6 +284,43 @@ def _reading(steps: int) -> list[dict]:
                       "the blur, not from a weaker regulariser. 09_reproduction gives every run, "
                       "the tests and what did not reproduce.")]
 
+# %% ../nbs/08e_demo.ipynb #c1a0be05
+def _distance_rows(reports: dict) -> list[list]:
+    """Table A1's rows from each loss's `dataset_report`: each factor's mean perceived distance
+    under the MSE and the box blur, then each loss's Spearman correlation with the ground truth."""
+    blur = {f["name"]: f["mean"] for f in reports["box_blur"]["factors"]}
+    rows = [[f["name"], f["mean"], blur[f["name"]]] for f in reports["mse"]["factors"]]
+    rows.append(["Spearman with ground truth", reports["mse"]["spearman"],
+                 reports["box_blur"]["spearman"]])
+    return rows
+
+# %% ../nbs/08e_demo.ipynb #c1a0be07
+def _learned(out: Path, runs: dict, reconstructed: bool, scores: dict, figs: list[Path],
+             steps: int) -> list[dict]:
+    """The blocks of the report's section on what the models learned: how they were trained, their
+    reconstructions (if drawn), each run's traversals (where its run left them), the scores
+    table, then the figures of the sweep."""
+    learned = [paragraph(f"One beta-VAE per loss (beta 0.0001, 25 latents, {steps:,} steps of "
+                         f"{DEMO_BATCH}, seed 0), trained as a two-run sweep (demo.sqlite), then "
+                         "scored, drawn and traversed.")]
+    if reconstructed: learned.append(figure("reconstructions.png", CAPTIONS["reconstructions.png"]))
+    learned += [figure(f"demo_runs/{runs[l]['id']}/traversals.png",
+                       TRAVERSAL_CAPTION.format(loss=LABELS[l]), 560)
+                for l in LABELS if l in runs
+                and (out / "demo_runs" / runs[l]["id"] / "traversals.png").exists()]
+    learned.append(scores)
+    learned += [figure(f"figures/{p.name}",
+                       CAPTIONS.get(p.name, f"{p.stem}, drawn by disentlit figures."))
+                for p in figs if p.suffix == ".png"]
+    return learned
+
+# %% ../nbs/08e_demo.ipynb #c1a0be09
+def _summary(runs: dict) -> dict:
+    "Each finished run as `demo` returns it: metrics, active latents, collapse, final losses."
+    return {l: dict(metrics=r["metrics"], active_latents=r["result"].get("active_latents"),
+                    collapsed=r["result"].get("collapsed"), final=r["result"].get("final"))
+            for l, r in runs.items()}
+
 # %% ../nbs/08e_demo.ipynb #88455770
 def demo(out: str | Path = "demo",  # the folder it writes (and resumes)
          steps: int | None = None,  # training steps of each run (None: DEMO_STEPS, or QUICK's)
@@ -312,10 +353,7 @@ def demo(out: str | Path = "demo",  # the folder it writes (and resumes)
     pairs, traversals = (QUICK["pairs"], QUICK["traversals"]) if quick else (5000, 128)
     reports = {loss: dataset_report(data, get_loss(loss).distance, pairs=pairs,
                                     traversals=traversals, progress=progress) for loss in LABELS}
-    blur = {f["name"]: f["mean"] for f in reports["box_blur"]["factors"]}
-    rows = [[f["name"], f["mean"], blur[f["name"]]] for f in reports["mse"]["factors"]]
-    rows.append(["Spearman with ground truth", reports["mse"]["spearman"],
-                 reports["box_blur"]["spearman"]])
+    rows = _distance_rows(reports)
     say(text_table([["factor", "mean MSE", "mean box-blur loss"]]
                    + [[str(a), f"{b:.4f}", f"{c:.4f}"] for a, b, c in rows]))
     save_figure(plot_overlap_study(overlap_study(n=128)), out / "overlap_study.png", dpi=100)
@@ -349,18 +387,7 @@ def demo(out: str | Path = "demo",  # the folder it writes (and resumes)
     if quick: first = (f"A quick check (--quick): {steps} steps a run and small samples, to see "
                        "that everything runs; its numbers say nothing about the paper (make demo "
                        f"without it trains {DEMO_STEPS:,}). " + first)
-    learned = [paragraph(f"One beta-VAE per loss (beta 0.0001, 25 latents, {steps:,} steps of "
-                         f"{DEMO_BATCH}, seed 0), trained as a two-run sweep (demo.sqlite), then "
-                         "scored, drawn and traversed.")]
-    if models: learned.append(figure("reconstructions.png", CAPTIONS["reconstructions.png"]))
-    learned += [figure(f"demo_runs/{runs[l]['id']}/traversals.png",
-                       TRAVERSAL_CAPTION.format(loss=LABELS[l]), 560)
-                for l in LABELS if l in runs
-                and (out / "demo_runs" / runs[l]["id"] / "traversals.png").exists()]
-    learned.append(scores)
-    learned += [figure(f"figures/{p.name}",
-                       CAPTIONS.get(p.name, f"{p.stem}, drawn by disentlit figures."))
-                for p in figs if p.suffix == ".png"]
+    learned = _learned(out, runs, bool(models), scores, figs, steps)
     sections = [dict(id="perceived", title="What the loss perceives (Table A1, Figure 8)", blocks=[
                     paragraph(f"Mean perceived distance along each factor's traversals ({pairs:,} "
                               "pairs) under each loss, and how well it follows the ground truth."),
@@ -387,11 +414,7 @@ def demo(out: str | Path = "demo",  # the folder it writes (and resumes)
                 quick=quick, seconds=round(time.perf_counter() - t0, 1), conclusion=first,
                 distances={loss: dict(spearman=r["spearman"], factors=r["factors"])
                            for loss, r in reports.items()},
-                runs={l: dict(metrics=r["metrics"],
-                              active_latents=r["result"].get("active_latents"),
-                              collapsed=r["result"].get("collapsed"),
-                              final=r["result"].get("final"))
-                      for l, r in runs.items()})
+                runs=_summary(runs))
 
 # %% ../nbs/08e_demo.ipynb #aa3ad763
 def stated_time(record: dict,   # a measurement (`tools/time_demo.py`'s results/demo_time.json)

@@ -34,6 +34,7 @@ class _Raised:
     error: str
     transient: bool
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba12
 def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool):
     """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs:
     torch's threads. Its result, or its exception as `_Raised` (the traceback printed to the
@@ -99,6 +100,7 @@ def _ray_slots(ray, num_cpus: float, num_gpus: float) -> int:
 def _number(v) -> bool:
     return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba02
 def _check_ray(options: dict):
     """The ray engine's options: CPUs per run a number > 0, GPUs per run a number >= 0 (a fraction
     shares a GPU)."""
@@ -191,14 +193,6 @@ def submitit_executor(folder: str | Path,                    # jobs' pickles, re
                                slurm_array_parallelism=array_parallelism)
     return executor
 
-# %% ../nbs/08ba_engines.ipynb #59a74221
-def _adopted(job) -> bool:
-    """Whether `job` is a local job this process did not start (an earlier submitter's): submitit
-    has no process for it."""
-    import submitit
-    return (isinstance(job, submitit.LocalJob)
-            and job.get_info()["jobState"].startswith("NO PROCESS"))
-
 # %% ../nbs/08ba_engines.ipynb #d27d21eb
 def _process_alive(pid: int) -> bool:
     """Whether process `pid` exists and has not ended (a zombie has ended: only its exit status is
@@ -209,6 +203,14 @@ def _process_alive(pid: int) -> bool:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     return True
+
+# %% ../nbs/08ba_engines.ipynb #59a74221
+def _adopted(job) -> bool:
+    """Whether `job` is a local job this process did not start (an earlier submitter's): submitit
+    has no process for it."""
+    import submitit
+    return (isinstance(job, submitit.LocalJob)
+            and job.get_info()["jobState"].startswith("NO PROCESS"))
 
 # %% ../nbs/08ba_engines.ipynb #95ee543d
 def _ended(job) -> bool:
@@ -239,6 +241,7 @@ def _cancel(job):
 # %% ../nbs/08ba_engines.ipynb #ce2d2b39
 def _job_file(folder: Path, run_id: str) -> Path: return folder / "jobs" / f"{run_id}.json"
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba14
 def _earlier_job(folder: Path, cluster: str, run_id: str):
     """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
     one, or still runs."""
@@ -332,6 +335,14 @@ def _interruptible_children():
     finally:
         if ignored: signal.signal(signal.SIGINT, signal.SIG_IGN)
 
+# %% ../nbs/08ba_engines.ipynb #c1a0ba31
+def _job_slots(cluster: str, runs: int, array_parallelism: int | None, cpus: int) -> int:
+    """How many of `runs` jobs the submitter has in flight at once: on Slurm all (one array, of
+    which Slurm runs `array_parallelism`); on the local cluster `array_parallelism`, else what the
+    CPUs take at `cpus` a job."""
+    return (runs if cluster == "slurm"
+            else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus)))
+
 # %% ../nbs/08ba_engines.ipynb #dc7920c3
 def submitit_engine(db: ResultsDB,                        # the results database
                     sweep: str,                           # the sweep whose pending runs to run
@@ -368,8 +379,7 @@ def submitit_engine(db: ResultsDB,                        # the results database
             write_json(_job_file(folder, r), dict(cluster=cluster, job=job.job_id))
         return dict(zip(ids, jobs))
 
-    slots = (len(claimed) if cluster == "slurm"
-             else (array_parallelism or max(1, (os.cpu_count() or 1) // cpus)))
+    slots = _job_slots(cluster, len(claimed), array_parallelism, cpus)
     bar = progress_bar(total=len(claimed), desc=f"sweep {sweep} ({cluster})", disable=not progress,
                        unit="run")
     try:

@@ -71,6 +71,18 @@ def _permutation(statistic, data, kind: str, seed: int) -> tuple[float, str]:
     exact = len(r.null_distribution) < PERMUTATIONS
     return float(r.pvalue), "exact" if exact else f"permutation ({PERMUTATIONS:,} draws)"
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc11
+def _exact_p(a: np.ndarray, b: np.ndarray, t: float) -> float:
+    """Mann-Whitney's two-sided p for U = `t` of `b` against `a`, exact: U over every split of the
+    pooled scores into groups of their sizes (ties ranked together)."""
+    from scipy.stats import rankdata
+    n, k = len(a) + len(b), len(b)
+    ranks, splits = (rankdata(np.concatenate([b, a])),
+                     np.array(list(itertools.combinations(range(n), k))))
+    null = ranks[splits].sum(1) - k * (k + 1) / 2            # U of every split of the pooled scores
+    tol = 1e-9 * max(1.0, abs(t))
+    return float(min(1.0, 2 * min(np.mean(null >= t - tol), np.mean(null <= t + tol))))
+
 # %% ../nbs/08c_statistics.ipynb #9c98aa8d
 def mann_whitney(a, b,           # the scores of groups a and b
                  seed: int = 0,  # of the drawn permutations, when there are too many to enumerate
@@ -88,12 +100,7 @@ def mann_whitney(a, b,           # the scores of groups a and b
     if math.comb(n, k) > PERMUTATIONS:
         p, method = _permutation(u, (b, a), "independent", seed)
         return dict(u=t, p=p, p_method=method)
-    ranks, splits = (rankdata(np.concatenate([b, a])),
-                     np.array(list(itertools.combinations(range(n), k))))
-    null = ranks[splits].sum(1) - k * (k + 1) / 2            # U of every split of the pooled scores
-    tol = 1e-9 * max(1.0, abs(t))
-    p = min(1.0, 2 * min(np.mean(null >= t - tol), np.mean(null <= t + tol)))
-    return dict(u=t, p=float(p), p_method="exact")
+    return dict(u=t, p=_exact_p(a, b, t), p_method="exact")
 
 # %% ../nbs/08c_statistics.ipynb #c925dee8
 def rank_trend(x, y,             # a setting and the scores
@@ -197,6 +204,15 @@ def stand_in_rows(effect_size: float,  # the box blur's gain in MIG
                                  collapsed=loss == "mse" and s == 0))
     return rows
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc21
+def _trend(group: list[dict], x: str, metric: str, levels: list) -> dict:
+    """For a numeric setting `x` with three `levels` or more, the rank trend of `metric` over all of
+    the `group`'s runs (`rank_trend`) as `compare` reports it; else nothing."""
+    if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
+        t = rank_trend([r[x] for r in group], [r[metric] for r in group])
+        return dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
+    return {}
+
 # %% ../nbs/08c_statistics.ipynb #30b9ed2f
 def compare(rows,                  # `results_frame`'s rows
             x: str,                # the setting compared
@@ -219,10 +235,7 @@ def compare(rows,                  # `results_frame`'s rows
         if len(levels) < 2: continue
         ref = reference_level(levels, reference)
         at = lambda v: [r for r in group if r[x] == v]
-        trend = {}
-        if len(levels) >= 3 and all(isinstance(v, (int, float)) for v in levels):
-            t = rank_trend([r[x] for r in group], [r[metric] for r in group])
-            trend = dict(trend_rho=t["rho"], trend_p=t["p"], trend_p_method=t["p_method"])
+        trend = _trend(group, x, metric, levels)
         for v in levels:
             if v == ref: continue
             out.append(dict(metric=metric, setting=x, reference=ref, level=v,
@@ -324,6 +337,33 @@ def read_claims(path) -> list[dict]:
         raise DisentlitError(f"{path}: columns {tuple(rows[0])}, expected {CLAIM_FIELDS}")
     return rows
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc13
+def _write_claims(rows: list[dict], source: str, path):
+    """Write `rows` to the claims table at `path` in place of `source`'s rows: where its first row
+    stood, the others' order kept (at the end when it has none)."""
+    old = read_claims(path)
+    at = next((i for i, r in enumerate(old) if r["source"] == source), len(old))
+    others = [r for r in old if r["source"] != source]
+    write_csv(Path(path), others[:at] + [dict(r) for r in rows] + others[at:])
+
+# %% ../nbs/08c_statistics.ipynb #c1a0bc15
+_REWRITE = ("run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) "
+            "and commit the table")
+
+def _check_claims(rows: list[dict], source: str, path):
+    """`DisentlitError` naming the first difference between `rows` and `source`'s rows of the claims
+    table at `path`: a row missing, a field that differs, a row no longer computed."""
+    table = {r["id"]: r for r in read_claims(path) if r["source"] == source}
+    for r in rows:
+        if r["id"] not in table: raise DisentlitError(f"{path} has no row {r['id']!r}: {_REWRITE}")
+        if diff := [k for k in CLAIM_FIELDS if table[r["id"]][k] != r[k]]:
+            k = diff[0]
+            raise DisentlitError(f"{path}, claim {r['id']!r}, {k}: the table says "
+                                 f"{table[r['id']][k]!r}, the results give {r[k]!r}: {_REWRITE}")
+    if extra := sorted(set(table) - {r["id"] for r in rows}):
+        raise DisentlitError(f"{path} has a row {extra[0]!r} that {source} no longer computes: "
+                             f"{_REWRITE}")
+
 # %% ../nbs/08c_statistics.ipynb #64989dfe
 def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
                   source: str,        # the notebook's name, every row's `source`
@@ -337,26 +377,10 @@ def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
         raise DisentlitError(f"claim {bad[0]!r} names another source than {source!r}")
     if len({r["id"] for r in rows}) < len(rows):
         raise DisentlitError(f"{source}: a claim id appears twice")
-    if write:           # in place of this notebook's rows, the others' order kept (else at the end)
-        old = read_claims(path)
-        at = next((i for i, r in enumerate(old) if r["source"] == source), len(old))
-        others = [r for r in old if r["source"] != source]
-        write_csv(Path(path), others[:at] + [dict(r) for r in rows] + others[at:])
-        return rows
-    table = {r["id"]: r for r in read_claims(path) if r["source"] == source}
-    for r in rows:
-        if r["id"] not in table: raise DisentlitError(f"{path} has no row {r['id']!r}: {_REWRITE}")
-        if diff := [k for k in CLAIM_FIELDS if table[r["id"]][k] != r[k]]:
-            k = diff[0]
-            raise DisentlitError(f"{path}, claim {r['id']!r}, {k}: the table says "
-                                 f"{table[r['id']][k]!r}, the results give {r[k]!r}: {_REWRITE}")
-    if extra := sorted(set(table) - {r["id"] for r in rows}):
-        raise DisentlitError(f"{path} has a row {extra[0]!r} that {source} no longer computes: "
-                             f"{_REWRITE}")
+    # in place of this notebook's rows, the others' order kept (else at the end)
+    if write: _write_claims(rows, source, path)
+    else: _check_claims(rows, source, path)
     return rows
-
-_REWRITE = ("run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) "
-            "and commit the table")
 
 # %% ../nbs/08c_statistics.ipynb #d9b0024c
 def claims_markdown(rows: list[dict]) -> str:

@@ -304,6 +304,16 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
         out.append(r)
     return out
 
+# %% ../nbs/08a_store.ipynb #c1a0ba21
+def _dead(host, pid, me: str) -> bool:
+    "Whether a run's process is known to have ended: a process of this host (`me`) that is gone."
+    # not a process of this host
+    if host != me or not isinstance(pid, int) or pid <= 0: return False
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return True
+    except PermissionError: return False
+    return False
+
 # %% ../nbs/08a_store.ipynb #0172e562
 @patch
 def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
@@ -312,19 +322,12 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
     this host by a process that no longer exists."""
     lease = lease_seconds(lease)
     me, now = socket.gethostname(), self.clock()
-    def dead(host, pid):
-        # not a process of this host
-        if host != me or not isinstance(pid, int) or pid <= 0: return False
-        try: os.kill(pid, 0)
-        except ProcessLookupError: return True
-        except PermissionError: return False
-        return False
     with self._tx():
         rows = self.con.execute("SELECT id, host, pid, COALESCE(heartbeat, started) FROM runs "
                                 "WHERE status='running'").fetchall()
         number = lambda beat: isinstance(beat, (int, float))   # a damaged heartbeat is no heartbeat
         stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease
-                 or dead(host, pid)]
+                 or _dead(host, pid, me)]
         self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?",
                              [(r,) for r in stale])
     return len(stale)
@@ -365,6 +368,21 @@ def requeue_transient(self: ResultsDB, sweep: str | None = None) -> int:
         return self.con.execute("UPDATE runs SET status='pending', pid=NULL, error=NULL "
                                 f"WHERE {where}", args).rowcount
 
+# %% ../nbs/08a_store.ipynb #c1a0ba23
+def _pick_group(rows: Iterable, most: int, key: Callable[[RunConfig], object]) -> tuple[list, list]:
+    """From pending rows (id, configuration's JSON), oldest first: the oldest run and the next ones
+    whose `key` equals its key, up to `most` in all (a key of None: alone); and the damaged rows
+    met on the way, each (reason, id)."""
+    group, damaged = [], []
+    for rid, text in rows:
+        try: config = RunConfig.from_dict(_json_object(text, "config"))
+        except DisentlitError as e:
+            damaged.append((f"damaged configuration in the database: {e}", rid)); continue
+        if not group: group, first = [(rid, config)], key(config)
+        elif first is not None and key(config) == first: group.append((rid, config))
+        if len(group) == most or (group and first is None): break
+    return group, damaged
+
 # %% ../nbs/08a_store.ipynb #f8c4a582
 @patch
 def claim_group(self: ResultsDB, most: int,           # at most this many runs
@@ -381,14 +399,8 @@ def claim_group(self: ResultsDB, most: int,           # at most this many runs
          + (" AND sweep=?" if sweep is not None else "")
          + " ORDER BY created, rowid")
     with self._tx():
-        group, damaged, cur = [], [], self.con.execute(q, (sweep,) if sweep is not None else ())
-        for rid, text in cur:
-            try: config = RunConfig.from_dict(_json_object(text, "config"))
-            except DisentlitError as e:
-                damaged.append((f"damaged configuration in the database: {e}", rid)); continue
-            if not group: group, first = [(rid, config)], key(config)
-            elif first is not None and key(config) == first: group.append((rid, config))
-            if len(group) == most or (group and first is None): break
+        cur = self.con.execute(q, (sweep,) if sweep is not None else ())
+        group, damaged = _pick_group(cur, most, key)
         cur.close()
         now, host, pid = (self.clock(), host or socket.gethostname(),
                           os.getpid() if pid is None else pid)

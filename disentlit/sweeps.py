@@ -345,24 +345,16 @@ def _die_with_parent(parent: int):
         os.kill(os.getpid(), signal.SIGTERM)
     threading.Thread(target=watch, daemon=True, name="disentlit-parent-watch").start()
 
-# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
-def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
-            threads: int, parent: int | None = None, pack: int = 1):
-    """A worker process of the local engine: its share of the threads, its own connection, the
-    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
-    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
-    # Ctrl-C reaches the whole process group: the parent decides
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(os.getppid() if parent is None else parent)
-    torch.set_num_threads(threads)
-    # shown, but as lines: processes cannot share one line
-    os.environ["DISENTLIT_PROGRESS"] = "lines"
-    db = ResultsDB(db_path, create=False)
-    try:
-        serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
-        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
-    except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
-    finally: db.close()
+# %% ../nbs/08b_sweeps.ipynb #c1a0b023
+def _record_group(db: ResultsDB, ids: list[str], outcomes):
+    """Record each run's outcome of a group run function on its own: an exception as that run's
+    failure, a result through `_record`; an answer that is not one outcome a run is every run's."""
+    if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids):
+        outcomes = [outcomes] * len(ids)
+    for run_id, outcome in zip(ids, outcomes):
+        if isinstance(outcome, Exception):
+            db.fail(run_id, _error_text(outcome), transient=passing(outcome))
+        else: _record(db, run_id, outcome)
 
 # %% ../nbs/08b_sweeps.ipynb #8474f089
 def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
@@ -382,15 +374,29 @@ def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, 
         except BaseException:                           # Ctrl-C, SIGTERM: the group back to pending
             for run_id in ids: db.release(run_id)
             raise
-        if not isinstance(outcomes, (list, tuple)) or len(outcomes) != len(ids):
-            outcomes = [outcomes] * len(ids)
-        for run_id, outcome in zip(ids, outcomes):
-            if isinstance(outcome, Exception):
-                db.fail(run_id, _error_text(outcome), transient=passing(outcome))
-            else: _record(db, run_id, outcome)
+        _record_group(db, ids, outcomes)
         n += len(ids)
         if bar is not None: bar.update(len(ids))
     return n
+
+# %% ../nbs/08b_sweeps.ipynb #b69f9e1c
+def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
+            threads: int, parent: int | None = None, pack: int = 1):
+    """A worker process of the local engine: its share of the threads, its own connection, the
+    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
+    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
+    # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(os.getppid() if parent is None else parent)
+    torch.set_num_threads(threads)
+    # shown, but as lines: processes cannot share one line
+    os.environ["DISENTLIT_PROGRESS"] = "lines"
+    db = ResultsDB(db_path, create=False)
+    try:
+        serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
+        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
+    except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
+    finally: db.close()
 
 # %% ../nbs/08b_sweeps.ipynb #544025c6
 def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, options: dict,
@@ -427,6 +433,15 @@ def _parallel(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, optio
     return total - left()
 
 
+# %% ../nbs/08b_sweeps.ipynb #17f6a4a2
+def _check_local(options: dict):
+    """The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every
+    run), a device torch knows."""
+    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
+    if (m := options.get("max_runs")) is not None:
+        check_positive(m, "max_runs", " (or None: every pending run)")
+    if options.get("device") is not None: resolve_device(options["device"])
+
 # %% ../nbs/08b_sweeps.ipynb #7bbc57f1
 def local_engine(db: ResultsDB,                  # the results database
                  sweep: str,                     # the sweep whose pending runs to execute
@@ -460,15 +475,6 @@ def local_engine(db: ResultsDB,                  # the results database
         if pack == 1: return _serial(db, sweep, run_fn, out_root, options, lease, bar, max_runs)
         return _serial_packed(db, sweep, run_fn, out_root, options, lease, pack, bar, max_runs)
     finally: bar.close()
-
-# %% ../nbs/08b_sweeps.ipynb #17f6a4a2
-def _check_local(options: dict):
-    """The local engine's options: workers and max_runs whole numbers >= 1 (max_runs None: every
-    run), a device torch knows."""
-    if (w := options.get("workers", 1)) is not None: check_positive(w, "workers")
-    if (m := options.get("max_runs")) is not None:
-        check_positive(m, "max_runs", " (or None: every pending run)")
-    if options.get("device") is not None: resolve_device(options["device"])
 
 register_engine("local", local_engine, ("workers", "device", "max_runs"), _check_local, packs=True);
 
@@ -530,6 +536,21 @@ def _engine_options(spec: dict, engine: str, given: dict) -> dict:
     _ENGINE_RULES[engine][1](options)
     return options
 
+# %% ../nbs/08b_sweeps.ipynb #c1a0b021
+def _check_engine(engine: str, engine_options: dict, pack: int, track: str | None):
+    """The engine asked for (found by name) and its options, then `pack` with that engine and with
+    `track`: what `run_sweep` checks first."""
+    if engine not in _engines():
+        raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
+    check_engine_options(engine, engine_options)
+    if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
+        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 "
+                             f"goes with the {' or '.join(PACKING_ENGINES)} engine (pack 1 with "
+                             "any)")
+    if pack > 1 and track == "wandb":
+        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process "
+                             "(track wandb goes with pack 1)")
+
 # %% ../nbs/08b_sweeps.ipynb #bc488f3a
 def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
               db_path: str | Path,                # the results database (created if absent)
@@ -548,16 +569,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     returns the state counts. The engine's options are the spec's (`engines`) with
     `engine_options` over them. With `pack` > 1 (engines in `PACKING_ENGINES`), runs that share a
     `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
-    if engine not in _engines():
-        raise DisentlitError(f"unknown engine {engine!r}; accepted: {', '.join(ENGINES)}")
-    check_engine_options(engine, engine_options)
-    if check_positive(pack, "pack") > 1 and engine not in PACKING_ENGINES:
-        raise DisentlitError(f"pack {pack}: the {engine} engine trains each run alone; pack > 1 "
-                             f"goes with the {' or '.join(PACKING_ENGINES)} engine (pack 1 with "
-                             "any)")
-    if pack > 1 and track == "wandb":
-        raise DisentlitError("pack > 1 reports to tensorboard only: W&B keeps one run per process "
-                             "(track wandb goes with pack 1)")
+    _check_engine(engine, engine_options, pack, track)
     lease = lease_seconds(lease)             # settled once: the argument, $DISENTLIT_LEASE or 600 s
     setting("DISENTLIT_MALLOC")              # read by every run's training: a bad value refused now
     if check_tracker(track) is not None and run_fn is not None:
