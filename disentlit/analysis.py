@@ -331,12 +331,13 @@ def _comparison_figure(rows, x: str, reference, metrics: list[str], seed: int) -
     fig, axes = plt.subplots(len(metrics), 1, figsize=(6.4, 3.9 * len(metrics)),  # a page wide
                              squeeze=False, layout="constrained")        # room for each legend
     cs = {m: compare(rows, x, m, reference, seed=seed) for m in metrics}
-    adjust_holm([c for m in metrics for c in cs[m]])         # the figure's tests are one family
+    effects = [c for m in metrics for c in cs[m]]
+    adjust_holm(effects)                                      # the figure's tests are one family
     for m, ax in zip(metrics, axes[:, 0]):
         plot_comparison(rows, x, m, reference, ax=ax, seed=seed, effects=cs[m])
     fig.suptitle(f"{', '.join(_label(rows, m) for m in metrics)} by {x}: every run a point",
                  fontsize=10)
-    return fig, [c for m in metrics for c in cs[m]]
+    return fig, effects
 
 # %% ../nbs/08d_analysis.ipynb #c1a0bd08
 def _recon_figure(rows, metrics: list[str], varied: list[str]):

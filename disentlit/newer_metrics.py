@@ -226,8 +226,7 @@ def _count_within(c: np.ndarray, radius: np.ndarray) -> np.ndarray:
         hi -= (hi > 0) & (every[np.maximum(hi - 1, 0)] - c > radius)
         lo -= (lo > 0) & (c - every[np.maximum(lo - 1, 0)] <= radius)
         lo += (lo < n) & (c - every[np.minimum(lo, n - 1)] > radius)
-    m = hi - lo                            # the points within the radius, the point itself included
-    return m
+    return hi - lo
 
 # %% ../nbs/06a_newer_metrics.ipynb #7744e757
 def mi_continuous_discrete(

@@ -377,7 +377,6 @@ def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
         raise DisentlitError(f"claim {bad[0]!r} names another source than {source!r}")
     if len({r["id"] for r in rows}) < len(rows):
         raise DisentlitError(f"{source}: a claim id appears twice")
-    # in place of this notebook's rows, the others' order kept (else at the end)
     if write: _write_claims(rows, source, path)
     else: _check_claims(rows, source, path)
     return rows
