@@ -57,6 +57,8 @@ def _shared(run: _Run) -> dict:
                 batch=c.batch_size * (2 if fw.pairs else 1),
                 observations=tuple(run.data.obs_shape), precision=c.precision, device=run.device)
 
+
+# %% ../nbs/05c_packed.ipynb #b4e151bc
 def _said(run: _Run, key: str) -> str:
     "What a run has of `_shared`'s `key`, in a message."
     if key == "networks":
@@ -70,6 +72,22 @@ def _said(run: _Run, key: str) -> str:
 # %% ../nbs/05c_packed.ipynb #732d0179
 PACK_ENGINES = ("vmap", "loop")
 
+
+# %% ../nbs/05c_packed.ipynb #a9724e1d
+def _check_packable(i: int,    # the run's place in the pack
+                    run: _Run,
+                    ):
+    """`DisentlitError` unless run `i` can train packed at all, whatever it is packed with: its
+    framework's step is the autoencoder's, and it asks for neither compile nor channels_last."""
+    if not packable(type(run.framework)):
+        raise DisentlitError(f"framework {run.framework.name!r} cannot train packed "
+                             f"(its training step is its own); accepted: {', '.join(PACKABLE)}")
+    for key in ("compile", "channels_last"):
+        if getattr(run.config, key):
+            raise DisentlitError(f"a packed run trains without {key}; "
+                                 f"run {i} asks for {key}=True")
+
+# %% ../nbs/05c_packed.ipynb #4688d434
 def _check_pack(runs: list[_Run], engine):
     """`DisentlitError` unless `runs` can train as one pack with `engine`, naming what differs and
     where."""
@@ -79,14 +97,7 @@ def _check_pack(runs: list[_Run], engine):
     if len({id(r.framework) for r in runs}) < len(runs):
         raise DisentlitError("a framework is given twice: "
                              "each packed run needs a framework of its own")
-    for i, r in enumerate(runs):
-        if not packable(type(r.framework)):
-            raise DisentlitError(f"framework {r.framework.name!r} cannot train packed "
-                                 f"(its training step is its own); accepted: {', '.join(PACKABLE)}")
-        for key in ("compile", "channels_last"):
-            if getattr(r.config, key):
-                raise DisentlitError(f"a packed run trains without {key}; "
-                                     f"run {i} asks for {key}=True")
+    for i, r in enumerate(runs): _check_packable(i, r)
     want = _shared(runs[0])
     for i, r in enumerate(runs[1:], 1):
         if key := next((k for k, v in _shared(r).items() if v != want[k]), None):
@@ -100,6 +111,8 @@ def _unstacked(out) -> list:
     if isinstance(out, tuple): return list(zip(*(t.unbind(0) for t in out)))
     return list(out.unbind(0))
 
+
+# %% ../nbs/05c_packed.ipynb #917d80fe
 def _vmapped(modules: list) -> Callable:
     """K modules of one architecture as one call: their parameters stacked, the first module's code
     vmapped over them."""
@@ -161,6 +174,15 @@ def _adam_steps(runs: list[_Run], bads: list[torch.Tensor]):
                 finally: del o.found_inf
             elif not bool(bad): o.step()
 
+# %% ../nbs/05c_packed.ipynb #3921ec88
+def _kept(logs: dict,  # a step's logs: tensors (on the device, in the graph) or numbers
+          device,
+          ) -> dict:
+    """A step's logs as float32 tensors of their own on `device`, out of the graph: copies, kept
+    for several steps."""
+    return {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
+            else torch.tensor(float(v), device=device) for k, v in logs.items()}
+
 # %% ../nbs/05c_packed.ipynb #b3764118
 def _packed_step(runs: list[_Run],          # the live runs of the pack
                  steps: list[int],          # the step each is taking
@@ -181,10 +203,7 @@ def _packed_step(runs: list[_Run],          # the live runs of the pack
     for r, step, bad, x, out, (mu, logvar, z, logs) in zip(runs, steps, bads, batches, outs, codes):
         loss, logs = _terms(r.framework, x, out, mu, logvar, z, r.streams[2], logs)
         bad = bad | ~torch.isfinite(loss.detach())
-        # copies: kept for several steps
-        logs = {k: v.detach().to(torch.float32, copy=True) if torch.is_tensor(v)
-                else torch.tensor(float(v), device=x.device) for k, v in logs.items()}
-        r.pending.append((step, dict(logs, nonfinite=bad)))
+        r.pending.append((step, dict(_kept(logs, x.device), nonfinite=bad)))
         losses.append(loss); flags.append(bad)
     for r in runs:
         for o in r.optimisers: o.zero_grad(set_to_none=True)
@@ -201,6 +220,8 @@ class _Seat:
         self.bad = torch.zeros((), dtype=torch.bool, device=run.device)
         self.t_warm = None                                   # when its steps after `warmup` began
 
+
+# %% ../nbs/05c_packed.ipynb #6717b99d
 def _seat_after_step(seat: _Seat, bar, scorings: list) -> tuple[bool, float]:
     """What `fit` does after a step (05a's `_after_step`), for one run of the pack; `scorings` gets
     (time, seconds) of each curve point. Returns whether the run leaves the pack, and the seconds

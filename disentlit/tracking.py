@@ -138,6 +138,8 @@ def open_tracker(name: str | None,       # one of `TRACKERS`, or None: no tracke
 # %% ../nbs/07b_tracking.ipynb #f7506519
 def _number(v) -> bool: return isinstance(v, (int, float)) and not isinstance(v, bool)
 
+
+# %% ../nbs/07b_tracking.ipynb #b1588f69
 class TrackedRunDir(RunDir):
     """05b's `RunDir` that also reports to `tracker`: the losses at the log interval and the
     learning curve's scores."""

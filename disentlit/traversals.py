@@ -54,6 +54,8 @@ def encode_obs(
 # %% ../nbs/07_traversals.ipynb #523e6f79
 SPANS = ("encoded", "prior")     # where `traversal_grid` runs each latent
 
+
+# %% ../nbs/07_traversals.ipynb #ffbb9195
 @torch.no_grad()
 def encoded_range(model: AE, data: GroundTruthData, sample: int = 1000,
                   seed=0) -> tuple[np.ndarray, np.ndarray]:
