@@ -12,6 +12,7 @@ import torch
 from .core import check_precision, DisentlitError, human_bytes
 from .family import check_own_params, FRAMEWORKS
 from .config import MAX_BATCH_SIZE
+from .training import resolve_device, resolve_precision
 from .bench import (bench_data, bench_distances, bench_loss, bench_packed, bench_train,
                              data_text, distances_text, loss_text, packed_text, train_text)
 from .bench_metrics import (bench_metric_functions, bench_metrics, functions_text,
@@ -108,6 +109,7 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
         r["functions"] = bench_metric_functions(repeats=repeats or 1)
         return r, metrics_text(r) + "\n" + functions_text(r["functions"])
     precisions = _precisions(precision)
+    for p in precisions: resolve_precision(p, resolve_device(device))   # tf32: CUDA only
     if framework not in FRAMEWORKS:
         raise DisentlitError(f"unknown framework {framework!r}; accepted: {', '.join(FRAMEWORKS)}")
     params = check_own_params(framework, dict(params or {}))

@@ -454,7 +454,7 @@ def check_positive(
     return int(n)
 
 # %% ../nbs/00_core.ipynb #13e7a87b
-PRECISIONS = ("fp32", "bf16")               # float32, or the networks under bfloat16 autocast
+PRECISIONS = ("fp32", "tf32", "bf16")       # float32, TF32 (CUDA only), or bfloat16 autocast
 PRECISION_CHOICES = ("auto", *PRECISIONS)   # 'auto': bf16 on a CPU with native bf16, else fp32
 
 def check_precision(

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from .core import check_seed, DisentlitError, progress_bar
 from .data import GroundTruthData, XYSquares
-from .core import check_precision, PRECISIONS
+from .core import check_precision
 from .models import kl_normal
 from .config import RunConfig
 from .runs import load_run
@@ -359,7 +359,7 @@ def as_encode(
     """An `encode(x) -> latent means` for a model with `encode` (a framework) or returning (mean,
     logvar) (an encoder), run on the model's device (host batches are moved there) under that
     device's autocast."""
-    check_precision(precision, PRECISIONS)
+    check_precision(precision, ("fp32", "bf16"))   # no TF32 here: it is for training on CUDA
     model.eval()
     if channels_last: model.to(memory_format=torch.channels_last)
     fn = model.encode if hasattr(model, "encode") else model

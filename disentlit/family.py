@@ -239,7 +239,8 @@ class FactorVAE(VAE):
         disc_layers: int = count(6, "hidden layers of the discriminator", most=1000)
         disc_lr: float = weight(1e-4, "the discriminator's learning rate", positive=True)
         disc_precision: str = param("auto", "'auto', 'fp32' or 'bf16' for the discriminator's "
-                                    "passes", lambda v, name: check_precision(v, name=name))
+                                    "passes", lambda v, name: check_precision(
+                                        v, ("auto", "fp32", "bf16"), name=name))
 
     def __init__(self, encoder, decoder, recon=None, **params):
         super().__init__(encoder, decoder, recon, **params)

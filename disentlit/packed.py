@@ -20,7 +20,7 @@ from .models import _skips_on_device, AE
 from .family import FRAMEWORKS
 from .config import RunConfig
 from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored,
-                                _streams, _unscored, Recorder)
+                                _streams, _unscored, Recorder, tf32_for)
 from .runs import build_run, RunDir
 
 # %% auto #0
@@ -318,7 +318,9 @@ def fit_packed(frameworks: Sequence[AE],  # the K runs' frameworks (`get_framewo
             start = r.recorder.start(r.framework, r.optimisers, *r.streams[1:], r.device)
             if (done := r.recorder.finished()) is not None: results[i] = done
             else: r.framework.train(); seats.append(_Seat(i, r, start))
-        if seats: _packed_steps(seats, results, progress, warmup, engine)
+        if seats:                        # a pack shares its precision and device (`_check_pack`)
+            with tf32_for(runs[0].config.precision, runs[0].device):
+                _packed_steps(seats, results, progress, warmup, engine)
     return results
 
 # %% ../nbs/05c_packed.ipynb #88d38d94

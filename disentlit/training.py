@@ -24,8 +24,8 @@ from .models import adam, AE, native_bf16
 from .config import MAX_BATCH_SIZE, RunConfig     # (MAX_BATCH_SIZE: where it was first)
 
 # %% auto #0
-__all__ = ['plain_fit', 'resolve_device', 'resolve_precision', 'SlowPrecisionWarning', 'warn_slow_bf16', 'tune_allocator',
-           'ready', 'Recorder', 'fit']
+__all__ = ['plain_fit', 'resolve_device', 'resolve_precision', 'tf32_for', 'SlowPrecisionWarning', 'warn_slow_bf16',
+           'tune_allocator', 'ready', 'Recorder', 'fit']
 
 # %% ../nbs/05a_training.ipynb #b7714824
 def plain_fit(framework: AE,          # a framework (`get_framework`)
@@ -67,9 +67,26 @@ def resolve_precision(precision: str,         # one of `PRECISION_CHOICES`
                       device: torch.device,   # where the run trains
                       ) -> str:
     """'auto' -> 'bf16' on a CPU with native bf16 arithmetic (`native_bf16`), else 'fp32' (on CUDA
-    too: bf16 measured slower there, see above); others unchanged."""
+    too: bf16 measured slower there, see above); others unchanged, but 'tf32' refused off CUDA."""
+    if precision == "tf32" and device.type != "cuda":
+        raise DisentlitError(f"precision 'tf32' runs on a CUDA GPU only (TensorFloat-32 is a "
+                             f"format of its tensor cores), not on {device.type}; use fp32 or "
+                             "bf16 there")
     if precision != "auto": return precision
     return "bf16" if device.type == "cpu" and native_bf16(device) else "fp32"
+
+# %% ../nbs/05a_training.ipynb #cb559507
+@contextlib.contextmanager
+def tf32_for(precision: str,        # the run's resolved precision
+             device: torch.device,  # where it trains
+             ):
+    """For the block, CUDA's TF32 (matrix products and cuDNN convolutions) on if `precision` is
+    'tf32' and off otherwise; both switches restored after. Nothing changes off CUDA."""
+    if device.type != "cuda": yield; return
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    try: yield
+    finally: torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 # %% ../nbs/05a_training.ipynb #39f90b7a
 class SlowPrecisionWarning(UserWarning):
@@ -353,4 +370,5 @@ def fit(framework: AE,                     # a framework (`get_framework`, or 05
         start = run.recorder.start(framework, run.optimisers, *run.streams[1:], run.device)
         if (done := run.recorder.finished()) is not None: return done
         framework.train()
-        return _result(run, start, *_steps(run, start, progress, warmup), warmup)
+        with tf32_for(run.config.precision, run.device): done = _steps(run, start, progress, warmup)
+        return _result(run, start, *done, warmup)

@@ -85,3 +85,24 @@ def test_a_compiled_run_on_cuda_records_every_step():
     losses = [h["loss"] for h in eager["history"]]
     assert len(set(losses)) == 8
     np.testing.assert_allclose([h["loss"] for h in compiled["history"]], losses, rtol=1e-3)
+
+
+@pytest.mark.parametrize("precision, on", [("fp32", False), ("tf32", True), ("bf16", False)])
+def test_the_precision_says_whether_tf32_runs(precision, on):
+    """Inside the loop, TF32 (matrix products and cuDNN convolutions) is on for 'tf32' only, 'fp32' included (PyTorch's
+    default runs cuDNN convolutions in TF32), alone and packed; the program's own switches come back after."""
+    from disentlit.packed import fit_packed
+    flags = lambda: (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    before, seen = flags(), []
+    def evaluator(framework, data):
+        seen.append(flags())
+        return {"seen": 1.0}
+    data = XYObject()
+    config = RunConfig(steps=4, batch_size=8, precision=precision, eval_every=2, resident=True)
+    r = fit(small(data), data, config, device="cuda", progress=False, evaluator=evaluator)
+    packed = fit_packed([small(data), small(data)], data, [config, config], device="cuda", progress=False,
+                        evaluators=[evaluator, evaluator])
+    assert (r["status"], r["precision"]) == ("done", precision)
+    assert [p["status"] for p in packed] == ["done", "done"]
+    assert len(seen) >= 3 and set(seen) == {(on, on)}
+    assert flags() == before

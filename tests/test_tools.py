@@ -119,7 +119,7 @@ def test_gpu_check_runs_every_part_once_and_brings_back_the_runs_curves(tmp_path
     assert p.returncode == 0, p.stdout + p.stderr
     assert "every part done" in p.stdout
     assert any("-m pytest -q -m cuda tests/test_cuda.py" in c for c in calls)
-    assert any("bench train --device cuda --pack 1,8,32,64 --quiet" in c for c in calls)
+    assert any("bench train --device cuda --pack 1,8,32,64 --precision fp32,tf32,bf16 --quiet" in c for c in calls)
     assert any("bench train --device cuda --compile --precision fp32" in c for c in calls)
     assert (out / "bench_train_compiled.txt").read_text().strip() == "exit status 0"
     assert _sweeps(calls) == [_spec(tmp_path, n) for n in QUEUE], calls

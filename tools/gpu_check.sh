@@ -2,8 +2,9 @@
 # The project's GPU check, on a CUDA machine, in calls of at most STEP_SECONDS (default 540) each: every call does
 # what is left and resumes where the last one stopped. Parts, each done once:
 #   1. the tests marked cuda (tests/test_cuda.py) with DISENTLIT_REQUIRE_CUDA=1, so that a missing GPU fails them;
-#   2. `disentlit bench train --device cuda --pack 1,8,32,64`: images/s of the packed trainer at each K against the
-#      plain one-model loop timed in the same run, and of fit alone (fp32 and bf16); then fit with its loss compiled
+#   2. `disentlit bench train --device cuda --pack 1,8,32,64 --precision fp32,tf32,bf16`: images/s of the packed
+#      trainer at each K against the plain one-model loop timed in the same run, in each precision (TF32 said
+#      explicitly: 'fp32' runs with it off, as PyTorch's default does not for convolutions); then fit with its loss compiled
 #      (2b). Their JSON comes back as bench_train.json and bench_train_compiled.json;
 #   3. the queue: the paper-scale specs of GPU_QUEUE (default: figure11_gpu's remaining seeds, then the paper-scale
 #      twins of the CPU protocols, in results/gpu/README.md's order), one after another, each a sweep with `--pack PACK` (default 32: up to 32 runs of one shape trained as one batched
@@ -84,7 +85,8 @@ if ! done_part cuda_tests; then
   touch "$STATE/cuda_tests.done"
 fi
 if ! done_part bench_train; then
-  timeout -s INT -k 20 "$(left)" "${DL[@]}" bench train --device cuda --pack 1,8,32,64 --quiet --json > "$STATE/bench_train.json"
+  timeout -s INT -k 20 "$(left)" "${DL[@]}" bench train --device cuda --pack 1,8,32,64 --precision fp32,tf32,bf16 --quiet --json \
+    > "$STATE/bench_train.json"
   rc=$?
   [ $rc -eq 124 ] && ran_out "bench train"
   [ $rc -ne 0 ] && { echo "gpu_check: bench train failed (status $rc)" >&2; exit 1; }
