@@ -120,12 +120,8 @@ def plot_headline(perceived: dict[str, np.ndarray],   # loss -> its (f, f) dista
 
 # %% ../nbs/08e_demo.ipynb #a6f4064d
 def paragraph(text: str) -> dict: return dict(kind="p", text=text)
-
-# %% ../nbs/08e_demo.ipynb #c1a0be01
 def table(header: list, rows: list[list], caption: str = "") -> dict:
     return dict(kind="table", header=header, rows=rows, caption=caption)
-
-# %% ../nbs/08e_demo.ipynb #c1a0be03
 def figure(src: str, caption: str, width: int | None = None) -> dict:
     return dict(kind="figure", src=src, caption=caption, width=width)
 

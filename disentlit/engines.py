@@ -34,7 +34,6 @@ class _Raised:
     error: str
     transient: bool
 
-# %% ../nbs/08ba_engines.ipynb #c1a0ba12
 def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool):
     """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs:
     torch's threads. Its result, or its exception as `_Raised` (the traceback printed to the
@@ -198,7 +197,8 @@ def _process_alive(pid: int) -> bool:
     """Whether process `pid` exists and has not ended (a zombie has ended: only its exit status is
     left)."""
     try: os.kill(pid, 0)
-    except ProcessLookupError: return False
+    # no such process; or a pid no process can have (past the system's largest: a damaged note)
+    except (ProcessLookupError, OverflowError): return False
     except PermissionError: return True
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"

@@ -310,7 +310,8 @@ def _dead(host, pid, me: str) -> bool:
     # not a process of this host
     if host != me or not isinstance(pid, int) or pid <= 0: return False
     try: os.kill(pid, 0)
-    except ProcessLookupError: return True
+    # no such process; or a pid no process can have (past the system's largest: a damaged row)
+    except (ProcessLookupError, OverflowError): return True
     except PermissionError: return False
     return False
 
