@@ -81,7 +81,9 @@ def _rng_state(rng):
     return (rng.get_state() if isinstance(rng, torch.Generator)
             else json.dumps(rng.bit_generator.state))
 
+# %% ../nbs/05b_runs.ipynb #02eb3d23
 def _set_rng_state(rng, state):
+    "Set a data generator's state to one `_rng_state` gave."
     if isinstance(rng, torch.Generator): rng.set_state(state.cpu())
     else: rng.bit_generator.state = json.loads(state)
 
@@ -105,22 +107,11 @@ def save_checkpoint(path: Path,                                         # where 
     torch.save(state, buffer)
     atomic_write(path, lambda p: p.write_bytes(buffer.getbuffer()), "checkpoint")
 
-# %% ../nbs/05b_runs.ipynb #1731f8da
-MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
-
-def _checkpoint_problem(state) -> str | None:
-    "What is wrong with a checkpoint's contents, as a run would resume from them (None: nothing)."
-    whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
-    if not isinstance(state, dict): return "not a checkpoint's mapping"
-    if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
-                         - set(state)):
-        return f"it has no {', '.join(missing)}"
-    if "format" not in state: return "it has no format"       # every format since the first has one
-    if not whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
-    step, model, opts = state["step"], state["model"], state["optimisers"]
-    if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
-    steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
-    if whole(steps) and step > steps: return f"step {step} is past its run's last step ({steps})"
+# %% ../nbs/05b_runs.ipynb #49880779
+def _parts_problem(state: dict) -> str | None:
+    """What is wrong with the parts of a checkpoint a run restores (None: nothing): the weights, the
+    optimisers' states, the two generators' states."""
+    model, opts = state["model"], state["optimisers"]
     if not (isinstance(model, dict) and model and all(isinstance(k, str) and torch.is_tensor(v)
                                                       for k, v in model.items())):
         return "its model is not a set of named tensors"
@@ -133,12 +124,55 @@ def _checkpoint_problem(state) -> str | None:
         return "its data generator's state is not one"
     if not (torch.is_tensor(state["noise_rng"]) and state["noise_rng"].dtype == torch.uint8):
         return "its noise generator's state is not one"
-    if state.get("result") is not None:
-        if not isinstance(state["result"], dict): return "its result is not a record"
-        try: json.dumps(state["result"], allow_nan=False)     # as written: strict JSON (`_summary`)
-        except (TypeError, ValueError, RecursionError):
-            return "its result holds values no run writes (not finite JSON)"
     return None
+
+# %% ../nbs/05b_runs.ipynb #f81a415c
+def _result_problem(result) -> str | None:
+    "What is wrong with the result a final checkpoint keeps (None: nothing, or no result)."
+    if result is None: return None
+    if not isinstance(result, dict): return "its result is not a record"
+    try: json.dumps(result, allow_nan=False)     # as written: strict JSON (`_summary`)
+    except (TypeError, ValueError, RecursionError):
+        return "its result holds values no run writes (not finite JSON)"
+    return None
+
+# %% ../nbs/05b_runs.ipynb #1731f8da
+MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
+
+def _checkpoint_problem(state) -> str | None:
+    "What is wrong with a checkpoint's contents, as a run would resume from them (None: nothing)."
+    whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
+    if not isinstance(state, dict): return "not a checkpoint's mapping"
+    if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
+                         - set(state)):
+        return f"it has no {', '.join(missing)}"
+    if "format" not in state: return "it has no format"       # every format since the first has one
+    if not whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
+    step = state["step"]
+    if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
+    steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
+    if whole(steps) and step > steps: return f"step {step} is past its run's last step ({steps})"
+    return _parts_problem(state) or _result_problem(state.get("result"))
+
+# %% ../nbs/05b_runs.ipynb #37a2cab5
+def _check_archive(data: bytes, path: Path):
+    "`DisentlitError` naming `path` unless the checkpoint's bytes `data` are a whole zip archive."
+    try: bad = zipfile.ZipFile(io.BytesIO(data)).testzip()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+            NotImplementedError) as e:
+        raise DisentlitError(f"corrupt checkpoint {path}: not a checkpoint's archive "
+                             f"({type(e).__name__})") from None
+    if bad: raise DisentlitError(f"corrupt checkpoint {path}: its record {bad} fails its checksum "
+                                 "(the file is damaged)")
+
+# %% ../nbs/05b_runs.ipynb #e1a5eb54
+def _torch_load(data: bytes, path: Path, map_location=None):
+    """What `torch.load` reads from the checkpoint's bytes `data`; `DisentlitError` naming `path` if
+    it cannot."""
+    try: return torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
+    except Exception as e:
+        raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
+                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
 
 # %% ../nbs/05b_runs.ipynb #f9e0cc13
 def read_checkpoint(path: Path, map_location=None) -> dict:
@@ -149,17 +183,8 @@ def read_checkpoint(path: Path, map_location=None) -> dict:
     if not path.exists(): raise DisentlitError(f"no checkpoint at {path}")
     data = read_file(path, "checkpoint", MAX_CHECKPOINT_BYTES)
     # torch.save writes a zip; torch.load skips its CRCs
-    try: bad = zipfile.ZipFile(io.BytesIO(data)).testzip()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
-            NotImplementedError) as e:
-        raise DisentlitError(f"corrupt checkpoint {path}: not a checkpoint's archive "
-                             f"({type(e).__name__})") from None
-    if bad: raise DisentlitError(f"corrupt checkpoint {path}: its record {bad} fails its checksum "
-                                 "(the file is damaged)")
-    try: state = torch.load(io.BytesIO(data), map_location=map_location, weights_only=True)
-    except Exception as e:
-        raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
-                             f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    _check_archive(data, path)
+    state = _torch_load(data, path, map_location)
     if (isinstance(state, dict) and isinstance(state.get("format"), int)
             and state["format"] > CHECKPOINT_FORMAT):
         raise DisentlitError(f"checkpoint {path} was written by a newer disentlit (format "
@@ -256,24 +281,62 @@ def start(self: RunDir, framework, optimisers, rng, noise, device) -> int:
     if self.step < self.config.steps: self.file = _AppendLog(out / "log.jsonl")
     return self.step
 
+# %% ../nbs/05b_runs.ipynb #5da9b318
+def load_state(framework: AE, state_dict: dict, where):
+    """Load a checkpoint's weights into `framework`; `DisentlitError` naming the checkpoint if they
+    do not fit."""
+    try: framework.load_state_dict(state_dict)
+    except RuntimeError as e:
+        raise DisentlitError(f"checkpoint {where} does not fit this model: "
+                             f"{str(e).splitlines()[0]}") from None
+
+# %% ../nbs/05b_runs.ipynb #bd029b3f
+def _hyperparameter_problem(group: dict) -> str | None:
+    """What is wrong with an optimiser's parameter group (None: nothing): a hyperparameter that is
+    not a finite number >= 0."""
+    for k, v in group.items():
+        values = v if k == "betas" and isinstance(v, (tuple, list)) else [v]
+        if k in ("lr", "eps", "weight_decay", "momentum", "betas", "alpha") and not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool)
+                and math.isfinite(x) and x >= 0 for x in values):
+            return f"its optimiser's {k} is {v!r}, not a finite number >= 0"
+    return None
+
 # %% ../nbs/05b_runs.ipynb #c533c3f7
 def _optimiser_problem(o: torch.optim.Optimizer) -> str | None:
     """What is wrong with an optimiser's restored state (None: nothing): a hyperparameter that is
     not a finite number >= 0, or a moment whose shape is not its parameter's (torch loads both
     unchecked; the first step would crash)."""
     for g in o.param_groups:
-        for k, v in g.items():
-            values = v if k == "betas" and isinstance(v, (tuple, list)) else [v]
-            if k in ("lr", "eps", "weight_decay", "momentum", "betas", "alpha") and not all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool)
-                    and math.isfinite(x) and x >= 0 for x in values):
-                return f"its optimiser's {k} is {v!r}, not a finite number >= 0"
+        if problem := _hyperparameter_problem(g): return problem
         for p in g["params"]:
             for name, t in o.state.get(p, {}).items():
                 if torch.is_tensor(t) and t.dim() and t.shape != p.shape:
                     return (f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter "
                             f"{tuple(p.shape)}")
     return None
+
+# %% ../nbs/05b_runs.ipynb #0e5e665d
+def _restore_states(state: dict, optimisers, rng, noise, path: Path):
+    """Restore `optimisers` and the generators `rng` and `noise` from the contents `state` of the
+    checkpoint at `path`; `DisentlitError` naming it if they cannot be restored, or are not sound
+    (`_optimiser_problem`)."""
+    if len(state["optimisers"]) != len(optimisers):
+        raise DisentlitError(f"corrupt checkpoint {path}: it holds "
+                             f"{len(state['optimisers'])} optimiser states, the run has "
+                             f"{len(optimisers)} optimisers")
+    try:
+        for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
+        _set_rng_state(rng, state["data_rng"]); noise.set_state(state["noise_rng"].cpu())
+    except (ValueError, RuntimeError, KeyError, TypeError, IndexError,
+            RecursionError) as e:                                            # torch's, numpy's
+        raise DisentlitError(f"corrupt checkpoint {path}: its optimiser or "
+                             "generator states cannot be restored ("
+                             f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+                             ) from None
+    # torch checks neither
+    if problem := next(filter(None, map(_optimiser_problem, optimisers)), None):
+        raise DisentlitError(f"corrupt checkpoint {path}: {problem}")
 
 # %% ../nbs/05b_runs.ipynb #d7e5f57f
 @patch
@@ -288,35 +351,11 @@ def _resume(self: RunDir, framework, optimisers, rng, noise, device):
         raise DisentlitError(f"the checkpoint in {out} is from another configuration; use a new "
                              "--out directory")
     load_state(framework, state["model"], out / "checkpoint.pt")
-    if len(state["optimisers"]) != len(optimisers):
-        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: it holds "
-                             f"{len(state['optimisers'])} optimiser states, the run has "
-                             f"{len(optimisers)} optimisers")
-    try:
-        for o, s in zip(optimisers, state["optimisers"]): o.load_state_dict(s)
-        _set_rng_state(rng, state["data_rng"]); noise.set_state(state["noise_rng"].cpu())
-    except (ValueError, RuntimeError, KeyError, TypeError, IndexError,
-            RecursionError) as e:                                            # torch's, numpy's
-        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: its optimiser or "
-                             "generator states cannot be restored ("
-                             f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-                             ) from None
-    # torch checks neither
-    if problem := next(filter(None, map(_optimiser_problem, optimisers)), None):
-        raise DisentlitError(f"corrupt checkpoint {out / 'checkpoint.pt'}: {problem}")
+    _restore_states(state, optimisers, rng, noise, out / "checkpoint.pt")
     self.state, self.step = state, int(state["step"])
     if self.step > self.config.steps:
         raise DisentlitError(f"the run in {out} has done {self.step} steps, more than the "
                              f"{self.config.steps} asked; ask for {self.step} or more")
-
-# %% ../nbs/05b_runs.ipynb #5da9b318
-def load_state(framework: AE, state_dict: dict, where):
-    """Load a checkpoint's weights into `framework`; `DisentlitError` naming the checkpoint if they
-    do not fit."""
-    try: framework.load_state_dict(state_dict)
-    except RuntimeError as e:
-        raise DisentlitError(f"checkpoint {where} does not fit this model: "
-                             f"{str(e).splitlines()[0]}") from None
 
 # %% ../nbs/05b_runs.ipynb #6bf5d220
 @patch
@@ -324,6 +363,7 @@ def log(self: RunDir, records: list[dict]):
     for rec in records:
         self.file.write(json.dumps({k: finite_json(v) for k, v in rec.items()}) + "\n")
 
+# %% ../nbs/05b_runs.ipynb #9980f819
 @patch
 def point(self: RunDir, rec: dict):
     path = Path(self.path) / "curve.jsonl"
@@ -335,6 +375,7 @@ def point(self: RunDir, rec: dict):
 def due(self: RunDir, step: int) -> bool:
     return step % self.config.checkpoint_interval == 0 and step != self.config.steps
 
+# %% ../nbs/05b_runs.ipynb #ddf323f3
 @patch
 def checkpoint(self: RunDir, step: int, framework, optimisers, rng, noise):
     self.file.flush()
@@ -346,6 +387,7 @@ def checkpoint(self: RunDir, step: int, framework, optimisers, rng, noise):
 def curve(self: RunDir, points: list[dict]) -> list[dict]:
     return read_curve(self.path)                                        # a resumed run's too
 
+# %% ../nbs/05b_runs.ipynb #2f8e9a26
 @patch
 def kept(self: RunDir) -> bool: return (Path(self.path) / "checkpoint.pt").exists()
 
@@ -367,6 +409,15 @@ def end(self: RunDir, result: dict, framework, optimisers, rng, noise) -> dict:
     atomic_write(out / "result.json", lambda p: p.write_text(json.dumps(summary)), "run result")
     return result
 
+# %% ../nbs/05b_runs.ipynb #742618c8
+def _log_summary(log_path: Path, # the run's `log.jsonl`
+                 step: int,      # the step its checkpoint is at: the run's last
+                 ) -> dict:
+    "The result of a run done at `step` whose checkpoint keeps none: its log's last losses."
+    last = (read_log(log_path) or [{}])[-1]
+    return dict(status="done", step=step, steps=step, seconds=None, images_per_second=None,
+                logs={k: v for k, v in last.items() if k not in ("step", "status")})
+
 # %% ../nbs/05b_runs.ipynb #a9b69e5a
 @patch
 def finished(self: RunDir) -> dict | None:
@@ -375,15 +426,23 @@ def finished(self: RunDir) -> dict | None:
     if self.step < self.config.steps: return None
     summary = (self.state or {}).get("result")
     # a checkpoint of an earlier, longer request: its steps reached, no result kept
-    if summary is None:
-        last = (read_log(Path(self.path) / "log.jsonl") or [{}])[-1]
-        summary = dict(status="done", step=self.step, steps=self.step, seconds=None,
-                       images_per_second=None,
-                       logs={k: v for k, v in last.items() if k not in ("step", "status")})
+    if summary is None: summary = _log_summary(Path(self.path) / "log.jsonl", self.step)
     summary = dict(summary, run_dir=self.path)
     atomic_write(Path(self.path) / "result.json", lambda p: p.write_text(json.dumps(summary)),
                  "run result")
     return dict(summary, history=[], step_seconds=[], curve=read_curve(self.path))
+
+# %% ../nbs/05b_runs.ipynb #ca273d50
+def _model_settings(config: RunConfig) -> dict:
+    """The network settings run `config` gives `framework_for` (those it sets), each given once:
+    `DisentlitError` if `framework_params` gives one too."""
+    given = dict(latents=config.latents, model=config.model, width=config.width)
+    # model None: framework_for's choice for the data
+    given = {k: v for k, v in given.items() if v is not None}
+    if twice := sorted(set(given) & set(config.framework_params)):
+        raise DisentlitError(f"{twice[0]} is a run setting of its own; give it there, not in "
+                             "framework_params")
+    return given
 
 # %% ../nbs/05b_runs.ipynb #2f2e9823
 def build_run(config: RunConfig,     # the run
@@ -395,12 +454,7 @@ def build_run(config: RunConfig,     # the run
         raise DisentlitError(f"a run is a RunConfig, got {config!r}")
     config.check()
     data = get_dataset(config.dataset, **config.dataset_params)
-    given = dict(latents=config.latents, model=config.model, width=config.width)
-    # model None: framework_for's choice for the data
-    given = {k: v for k, v in given.items() if v is not None}
-    if twice := sorted(set(given) & set(config.framework_params)):
-        raise DisentlitError(f"{twice[0]} is a run setting of its own; give it there, not in "
-                             "framework_params")
+    given = _model_settings(config)
     build = lambda: framework_for(data, config.framework,
                                   recon=get_loss(config.loss, **config.loss_params),
                                   seed=config.seed if config.init_seed is None
