@@ -326,14 +326,13 @@ def _write_moments(path: Path, m: dict, data: GroundTruthData):
     except DisentlitError as e:
         warnings.warn(f"{e}; the statistics were computed but not cached", stacklevel=3)
 
-# %% ../nbs/01b_data.ipynb #a1dfad3f
+# %% ../nbs/01b_data.ipynb #ba696fae
 @patch
 def _exact_moments(self: GroundTruthData) -> dict | None:
     """Hook: the moments of `channel_moments` in closed form, for a dataset that has one (None:
     stream every observation)."""
     return None
 
-# %% ../nbs/01b_data.ipynb #ba696fae
 @patch
 def moments(self: GroundTruthData,
             cache: bool = True, # read and write the cache file under `data_dir()`

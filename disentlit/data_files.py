@@ -34,9 +34,9 @@ from .data import GroundTruthData
 # %% auto #0
 __all__ = ['NORB_TRAIN', 'NORB_TEST', 'SOURCES', 'CACHE_VERSION', 'DSPRITES_NAMES', 'DSPRITES_SIZES', 'SHAPES3D_NAMES',
            'SHAPES3D_SIZES', 'RawFile', 'file_hash', 'verify', 'download', 'read_rows', 'record_cache', 'writing_cache',
-           'copy_in_order', 'reading', 'check_cache', 'factor_order', 'resize_images', 'FileDataset',
-           'convert_dsprites', 'DSprites', 'grid_positions', 'dsprites_example', 'dsprites_index', 'convert_shapes3d',
-           'Shapes3D', 'shapes3d_example', 'pixel_index']
+           'copy_in_order', 'reading', 'check_cache', 'factor_order', 'resize_images', 'FileDataset', 'grid_positions',
+           'dsprites_example', 'dsprites_index', 'convert_dsprites', 'DSprites', 'shapes3d_example', 'pixel_index',
+           'convert_shapes3d', 'Shapes3D']
 
 # %% ../nbs/01c_data_files.ipynb #795d6474
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def check_cache(
     return "ok"
 
 # %% ../nbs/01c_data_files.ipynb #68bb3449
-def _ranks(labels: np.ndarray, names, sizes, path) -> list[np.ndarray]:
+def _label_ranks(labels: np.ndarray, names, sizes, path) -> list[np.ndarray]:
     """Each label column of `labels` (N, F) as the ranks 0..f-1 of its distinct values;
     `CorruptFile` if a factor has not `sizes` of them."""
     ranks = []
@@ -278,7 +278,7 @@ def factor_order(
     if len(labels) != math.prod(sizes):
         raise CorruptFile(f"{path}: expected {math.prod(sizes)} observations for factor sizes "
                           f"{tuple(sizes)}, got {len(labels)}")
-    idx = np.ravel_multi_index(_ranks(labels, names, sizes, path), sizes)
+    idx = np.ravel_multi_index(_label_ranks(labels, names, sizes, path), sizes)
     if np.bincount(idx, minlength=len(idx)).max() > 1:
         raise CorruptFile(f"{path}: some factor combinations occur twice (and others never)")
     return np.argsort(idx)
@@ -386,35 +386,9 @@ def close(self: FileDataset):
     if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
     self._h5 = None
 
-# %% ../nbs/01c_data_files.ipynb #74ecf746
+# %% ../nbs/01c_data_files.ipynb #d1fedc27
 DSPRITES_NAMES = ("shape", "scale", "orientation", "position_x", "position_y")
 DSPRITES_SIZES = (3, 6, 40, 32, 32)
-
-def convert_dsprites(
-    src: str | Path, # the official `.npz`
-    out: str | Path, # the cache to write
-    sizes: Sequence[int] = DSPRITES_SIZES, # the factor sizes the source must have
-    block: int = 8192, # observations copied at a time
-) -> Path: # `out`
-    "dSprites `.npz` (keys `imgs`, `latents_classes`) -> HDF5 cache at `out`."
-    with reading(src, "dSprites .npz", "dsprites"), np.load(src, allow_pickle=False) as npz:
-        imgs, classes = npz["imgs"], npz["latents_classes"]
-    if imgs.shape[1:] != (64, 64) or classes.shape != (len(imgs), 6):
-        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got "
-                          f"{imgs.shape} and {classes.shape}")
-    order = factor_order(classes[:, 1:], DSPRITES_NAMES, sizes, src)
-    with writing_cache(out, "dsprites", DSPRITES_NAMES, sizes, 1) as obs:
-        copy_in_order(obs, order,
-                      lambda i: (imgs[i, :, :, None] > 0).astype(np.uint8) * np.uint8(255), block)
-    return Path(out)
-
-# %% ../nbs/01c_data_files.ipynb #edb327f6
-class DSprites(FileDataset):
-    """dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1
-    channel."""
-    name, factor_names, factor_sizes, obs_shape = ("dsprites", DSPRITES_NAMES, DSPRITES_SIZES,
-                                                   (64, 64, 1))
-    converter = staticmethod(convert_dsprites)
 
 # %% ../nbs/01c_data_files.ipynb #4688852c
 def grid_positions(sizes) -> np.ndarray:
@@ -441,6 +415,59 @@ def dsprites_index(
     """The index an example dSprites image encodes in the bits of its first row (see
     `write_example_source`)."""
     return ((obs[..., 0, :20, 0] > 0).astype(np.int64) << np.arange(20)).sum(-1)
+
+# %% ../nbs/01c_data_files.ipynb #74ecf746
+def convert_dsprites(
+    src: str | Path, # the official `.npz`
+    out: str | Path, # the cache to write
+    sizes: Sequence[int] = DSPRITES_SIZES, # the factor sizes the source must have
+    block: int = 8192, # observations copied at a time
+) -> Path: # `out`
+    "dSprites `.npz` (keys `imgs`, `latents_classes`) -> HDF5 cache at `out`."
+    with reading(src, "dSprites .npz", "dsprites"), np.load(src, allow_pickle=False) as npz:
+        imgs, classes = npz["imgs"], npz["latents_classes"]
+    if imgs.shape[1:] != (64, 64) or classes.shape != (len(imgs), 6):
+        raise CorruptFile(f"{src}: expected imgs (N, 64, 64) and latents_classes (N, 6), got "
+                          f"{imgs.shape} and {classes.shape}")
+    order = factor_order(classes[:, 1:], DSPRITES_NAMES, sizes, src)
+    with writing_cache(out, "dsprites", DSPRITES_NAMES, sizes, 1) as obs:
+        copy_in_order(obs, order,
+                      lambda i: (imgs[i, :, :, None] > 0).astype(np.uint8) * np.uint8(255), block)
+    return Path(out)
+
+# %% ../nbs/01c_data_files.ipynb #edb327f6
+class DSprites(FileDataset):
+    """dSprites (Matthey et al., 2017): shape, scale, orientation, x and y of a white sprite; 1
+    channel."""
+    name, factor_names, factor_sizes, obs_shape = ("dsprites", DSPRITES_NAMES, DSPRITES_SIZES,
+                                                   (64, 64, 1))
+    converter = staticmethod(convert_dsprites)
+
+# %% ../nbs/01c_data_files.ipynb #364663f5
+_SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30))
+
+def shapes3d_example(folder: Path, sizes, rng) -> Path:
+    pos, n = grid_positions(sizes), math.prod(sizes)
+    values = np.stack([np.linspace(lo, hi, s)[p]
+                       for (lo, hi), s, p in zip(_SHAPES3D_RANGES, sizes, pos.T)], axis=1)
+    images = np.zeros((n, 64, 64, 3), np.uint8)
+    images[..., 0], images[..., 1] = ((np.arange(n) % 256)[:, None, None],
+                                      (np.arange(n) // 256)[:, None, None])
+    perm = rng.permutation(n)
+    path = folder / SOURCES["shapes3d"][0].filename
+    with h5py.File(path, "w") as f:
+        f.create_dataset("images", data=images[perm])
+        f.create_dataset("labels", data=values[perm])
+    return path
+
+# %% ../nbs/01c_data_files.ipynb #8ca51a7b
+def pixel_index(
+    obs: np.ndarray, # observations (..., H, W, C) of an example cache
+) -> np.ndarray:
+    """The index an example image encodes in its top-left pixel: channel 0 + 256 * channel 1 (when
+    present)."""
+    px = obs[..., 0, 0, :].astype(np.int64)
+    return px[..., 0] + (256 * px[..., 1] if px.shape[-1] > 1 else 0)
 
 # %% ../nbs/01c_data_files.ipynb #b46361d4
 SHAPES3D_NAMES = ("floor_hue", "wall_hue", "object_hue", "scale", "shape", "orientation")
@@ -470,29 +497,3 @@ class Shapes3D(FileDataset):
     name, factor_names, factor_sizes, obs_shape = ("shapes3d", SHAPES3D_NAMES, SHAPES3D_SIZES,
                                                    (64, 64, 3))
     converter = staticmethod(convert_shapes3d)
-
-# %% ../nbs/01c_data_files.ipynb #364663f5
-_SHAPES3D_RANGES = ((0, 0.9), (0, 0.9), (0, 0.9), (0.75, 1.25), (0, 3), (-30, 30))
-
-def shapes3d_example(folder: Path, sizes, rng) -> Path:
-    pos, n = grid_positions(sizes), math.prod(sizes)
-    values = np.stack([np.linspace(lo, hi, s)[p]
-                       for (lo, hi), s, p in zip(_SHAPES3D_RANGES, sizes, pos.T)], axis=1)
-    images = np.zeros((n, 64, 64, 3), np.uint8)
-    images[..., 0], images[..., 1] = ((np.arange(n) % 256)[:, None, None],
-                                      (np.arange(n) // 256)[:, None, None])
-    perm = rng.permutation(n)
-    path = folder / SOURCES["shapes3d"][0].filename
-    with h5py.File(path, "w") as f:
-        f.create_dataset("images", data=images[perm])
-        f.create_dataset("labels", data=values[perm])
-    return path
-
-# %% ../nbs/01c_data_files.ipynb #8ca51a7b
-def pixel_index(
-    obs: np.ndarray, # observations (..., H, W, C) of an example cache
-) -> np.ndarray:
-    """The index an example image encodes in its top-left pixel: channel 0 + 256 * channel 1 (when
-    present)."""
-    px = obs[..., 0, 0, :].astype(np.int64)
-    return px[..., 0] + (256 * px[..., 1] if px.shape[-1] > 1 else 0)

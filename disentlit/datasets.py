@@ -316,12 +316,10 @@ class MPI3DToy(MPI3D):
     "MPI3D's simple renders."
     name = "mpi3d_toy"
 
-# %% ../nbs/01d_datasets.ipynb #daf4d045
 class MPI3DRealistic(MPI3D):
     "MPI3D's realistic renders."
     name = "mpi3d_realistic"
 
-# %% ../nbs/01d_datasets.ipynb #bafb59ca
 class MPI3DReal(MPI3D):
     "MPI3D's photographs of the real robot."
     name = "mpi3d_real"

@@ -71,20 +71,14 @@ def _rows_view(u: np.ndarray, order: tuple[int, ...]) -> np.ndarray:
     allows)."""
     return u.transpose(order).reshape(len(u), -1)
 
-# %% ../nbs/02_distances.ipynb #3434bfa8
-def _memory_order(u: np.ndarray) -> tuple[int, ...]:
-    "The axes of `u` from the largest stride to the smallest, the first (the observations) first."
-    return (0, *sorted(range(1, u.ndim), key=lambda a: -u.strides[a]))
-
 # %% ../nbs/02_distances.ipynb #018ed924
-def _run_scratch(rows: int, P: int) -> tuple[np.ndarray, ...]:
-    """Scratch for `sse_u8`: float32 rows of `P` elements padded with zeros to whole runs, views of
-    them as runs (rows, runs, 1, _RUN) and (rows, runs, _RUN, 1), and the runs' dot products."""
+def _run_scratch(rows: int, P: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch for `sse_u8`: float32 rows of `P` elements padded with zeros to whole runs, and the
+    runs' dot products (rows, runs, 1, 1)."""
     runs = -(-P // _RUN)
     f32 = np.empty((rows, runs * _RUN), dtype=np.float32)
     f32[:, P:] = 0                                                     # the padding past P stays 0
-    v = f32.reshape(rows, runs, 1, _RUN)
-    return f32, v, v.swapaxes(-1, -2), np.empty((rows, runs, 1, 1), dtype=np.float32)
+    return f32, np.empty((rows, runs, 1, 1), dtype=np.float32)
 
 # %% ../nbs/02_distances.ipynb #4cbb537b
 def sse_u8(
@@ -99,18 +93,19 @@ def sse_u8(
     if ua.dtype != np.uint8 or ub.dtype != np.uint8 or ua.shape != ub.shape or ua.ndim < 1:
         raise DisentlitError("sse_u8 needs two uint8 arrays of one shape (N, ...), got "
                              f"{ua.dtype}{ua.shape} and {ub.dtype}{ub.shape}")
-    order = _memory_order(ua)                      # read both sides in the memory order of `ua`
+    order = (0, *sorted(range(1, ua.ndim), key=lambda a: -ua.strides[a]))     # `ua`'s memory order
     ua, ub = _rows_view(ua, order), _rows_view(ub, order)
     n, P = ua.shape
     rows = max(1, min(rows, n))
     out = np.empty(n) if out is None else out
-    f32, v, vt, dots = _run_scratch(rows, P)       # scratch that stays in cache, for every block
-    runs = v.shape[1]
+    f32, dots = _run_scratch(rows, P)              # scratch that stays in cache, for every block
+    runs = dots.shape[1]
+    v = f32.reshape(rows, runs, 1, _RUN)           # the same memory as runs of row vectors
     for s in range(0, n, rows):
         k = min(rows, n - s)
         # exact in int16, stored as float32
         np.subtract(ua[s:s + k], ub[s:s + k], out=f32[:k, :P], dtype=np.int16)
-        np.matmul(v[:k], vt[:k], out=dots[:k])               # one exact float32 dot product per run
+        np.matmul(v[:k], v[:k].swapaxes(-1, -2), out=dots[:k])   # one exact float32 dot per run
         dots[:k].reshape(k, runs).sum(1, dtype=np.float64, out=out[s:s + k])
     return out
 

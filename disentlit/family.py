@@ -450,10 +450,10 @@ def _networks(model: str, obs_shape: tuple[int, int, int], latents: int,
               width: int | None) -> tuple[nn.Module, nn.Module]:
     """The encoder and decoder of `model`: Table A3's for 'conv64', fully connected with `width`
     hidden units (default 1200) for 'fc'."""
-    H, W, C = obs_shape
+    C = obs_shape[-1]
     if model == "conv64": return EncoderConv64(C, latents), DecoderConv64(C, latents)
     w = width or 1200
-    return EncoderFC((H, W, C), latents, (w, w)), DecoderFC((H, W, C), latents, (w, w, w))
+    return EncoderFC(obs_shape, latents, (w, w)), DecoderFC(obs_shape, latents, (w, w, w))
 
 # %% ../nbs/03b_family.ipynb #3d61a0c3
 def get_framework(
@@ -474,7 +474,7 @@ def get_framework(
                              f"{', '.join(map(repr, unknown))}; accepted: {', '.join(accepted)}")
     if model not in MODELS:
         raise DisentlitError(f"unknown model {model!r}; accepted: {', '.join(MODELS)}")
-    H, W, C = check_obs_shape(obs_shape)
+    H, W, C = obs_shape = check_obs_shape(obs_shape)
     check_network(C, latents)
     if model == "conv64" and (H, W) != (64, 64):
         raise DisentlitError(f"model 'conv64' needs 64x64 observations, got {H}x{W}; "
@@ -488,7 +488,7 @@ def get_framework(
                              f"get_loss({recon!r}) of 04_losses), got {recon!r}")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        enc, dec = _networks(model, (H, W, C), latents, width)
+        enc, dec = _networks(model, obs_shape, latents, width)
         return FRAMEWORKS[name](enc, dec, recon, **params)
 
 # %% ../nbs/03b_family.ipynb #688abadf

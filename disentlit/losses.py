@@ -91,10 +91,9 @@ class BCELoss(ReconLoss):
         p = x_b.clamp(self.eps, 1 - self.eps)
         return -(x_a * p.log() + (1 - x_a) * (1 - p).log()).flatten(1).mean(1)
 
-# %% ../nbs/04_losses.ipynb #5043c441
+# %% ../nbs/04_losses.ipynb #a0645aec
 _BANDS: dict = {}      # box_band's matrices, by (n, radius, dtype, device)
 
-# %% ../nbs/04_losses.ipynb #a0645aec
 def box_band(
     n: int, # the length of the axis
     radius: int, # the box's radius r: a window of 2r + 1

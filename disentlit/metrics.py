@@ -76,10 +76,9 @@ def _labels(y: np.ndarray) -> np.ndarray:
     "Each factor column as integer labels 0..k-1 (factor values are categories, as the reference)."
     return np.stack([np.unique(col, return_inverse=True)[1].reshape(-1) for col in y.T], 1)
 
-# %% ../nbs/06a_metrics.ipynb #cbf30bb3
+# %% ../nbs/06a_metrics.ipynb #cfa5b187
 MAX_BINS = 100_000      # bins per latent: far more than a sample of the reference's 10,000 can fill
 
-# %% ../nbs/06a_metrics.ipynb #cfa5b187
 def histogram_discretize(
     z: np.ndarray, # latents (N, D)
     bins: int = 20, # equal-width bins per latent, over its sample range
@@ -173,9 +172,6 @@ def dci_from_importance(
                 completeness=float((per_factor * W.sum(0) / W.sum()).sum()),
                 per_code=per_code, per_factor=per_factor)
 
-# %% ../nbs/06a_metrics.ipynb #cab5193d
-DCI_MODES = ("exact", "fast")
-
 # %% ../nbs/06a_metrics.ipynb #6c2ce83b
 def _gain_importance(model, n_features: int) -> np.ndarray:
     "Total split gain per feature over all trees of a fitted HistGradientBoostingClassifier, sum 1."
@@ -195,6 +191,8 @@ def _gain_importance(model, n_features: int) -> np.ndarray:
     return imp / imp.sum() if imp.sum() > 0 else imp
 
 # %% ../nbs/06a_metrics.ipynb #b3783048
+DCI_MODES = ("exact", "fast")
+
 def _fit_importance(z, labels, mode: str, seed: int):
     "Fit one classifier for one factor; returns (importances (D,), fitted model)."
     if mode == "exact":
