@@ -322,19 +322,21 @@ def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -
                                             f"{out.stderr.strip()[-500:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
+# %% ../nbs/10a_bench.ipynb #d1a00006
+def _rates(ts: list[float], n: int) -> tuple[float, float]:
+    "Images per second of steps of `n` images that took `ts` seconds: the fastest's, the median's."
+    return n / min(ts), n / float(np.median(ts))
+
 # %% ../nbs/10a_bench.ipynb #2205a21a
 def _speeds(fit_t: list[float], plain_t: list[float], per_step: int, batch_size: int) -> dict:
     """Images per second of `fit` and of the plain loop from their step times: the fastest step, and
     the median."""
-    best = lambda ts, n: n / min(ts)
-    med = lambda ts, n: n / float(np.median(ts))
-    return dict(fit_images_per_s=round(best(fit_t, per_step), 1),
-                plain_fp32_images_per_s=round(best(plain_t, batch_size), 1),
-                ratio=round(best(fit_t, per_step) / best(plain_t, batch_size), 3),
-                fit_median_images_per_s=round(med(fit_t, per_step), 1),
-                plain_median_images_per_s=round(med(plain_t, batch_size), 1),
-                median_ratio=round(med(fit_t, per_step) / med(plain_t, batch_size), 3),
-                projected_hours_table_a4=projected_hours(best(fit_t, per_step), batch_size))
+    (fit, fit_med), (plain, plain_med) = _rates(fit_t, per_step), _rates(plain_t, batch_size)
+    return dict(fit_images_per_s=round(fit, 1), plain_fp32_images_per_s=round(plain, 1),
+                ratio=round(fit / plain, 3), fit_median_images_per_s=round(fit_med, 1),
+                plain_median_images_per_s=round(plain_med, 1),
+                median_ratio=round(fit_med / plain_med, 3),
+                projected_hours_table_a4=projected_hours(fit, batch_size))
 
 # %% ../nbs/10a_bench.ipynb #8092dd22
 def _step_ratio(slow: list[float], fast: list[float]) -> tuple[float, float]:
@@ -442,10 +444,6 @@ def train_text(r: dict, params: dict, repeats: int) -> str:
               for p, v in runs.items()]
     return "\n".join(lines)
 
-# %% ../nbs/10a_bench.ipynb #8aa445f3
-# Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
-GPU_CEILING_IMAGES_PER_S = 650_000
-
 # %% ../nbs/10a_bench.ipynb #218ebce6
 def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, device, resident,
                 allocator, progress) -> list[float]:
@@ -457,21 +455,27 @@ def _pack_steps(data, framework, k, steps, batch_size, seed, precision, params, 
     return fit_packed(fws, data, configs, device=device, progress=progress,
                       allocator=allocator)[0]["step_seconds"][1:]
 
+# %% ../nbs/10a_bench.ipynb #8aa445f3
+# Table A3's beta-VAE on one H100 at its arithmetic and memory limits (issue 46)
+GPU_CEILING_IMAGES_PER_S = 650_000
+
 # %% ../nbs/10a_bench.ipynb #704e873d
-def _pack_rows(pack_t: dict, plain_t: list[float], alone_t: list[float], batch_size: int,
+def _pack_rows(pack_t: dict, plain: tuple[float, float], alone: tuple[float, float],
                per_step: int, cuda: bool) -> list[dict]:
     """`bench_packed`'s row of each pack size K from the step times `pack_t[K]`: its images per
-    second over the plain loop's (`plain_t`) and `fit` alone's (`alone_t`), the fastest steps' and
-    the medians'; on CUDA, its share of `GPU_CEILING_IMAGES_PER_S`."""
-    best, med = (lambda ts, n: n / min(ts)), (lambda ts, n: n / float(np.median(ts)))
-    plain, alone = best(plain_t, batch_size), best(alone_t, per_step)
-    return [dict(K=k, images_per_s=round(best(ts, k * per_step), 1), step_ms=sig(1000 * min(ts), 4),
-                 ratio_plain=round(best(ts, k * per_step) / plain, 3),
-                 ratio_alone=round(best(ts, k * per_step) / alone, 3),
-                 median_ratio_plain=round(med(ts, k * per_step) / med(plain_t, batch_size), 3),
-                 median_ratio_alone=round(med(ts, k * per_step) / med(alone_t, per_step), 3),
-                 **dict(share_of_ceiling=sig(best(ts, k * per_step) / GPU_CEILING_IMAGES_PER_S))
-                 if cuda else {}) for k, ts in pack_t.items()]
+    second over the plain loop's (`plain`) and `fit` alone's (`alone`), each the (fastest, median)
+    of `_rates`; on CUDA, its share of `GPU_CEILING_IMAGES_PER_S`."""
+    rows = []
+    for k, ts in pack_t.items():
+        best, med = _rates(ts, k * per_step)
+        rows.append(dict(K=k, images_per_s=round(best, 1), step_ms=sig(1000 * min(ts), 4),
+                         ratio_plain=round(best / plain[0], 3),
+                         ratio_alone=round(best / alone[0], 3),
+                         median_ratio_plain=round(med / plain[1], 3),
+                         median_ratio_alone=round(med / alone[1], 3),
+                         **dict(share_of_ceiling=sig(best / GPU_CEILING_IMAGES_PER_S))
+                         if cuda else {}))
+    return rows
 
 # %% ../nbs/10a_bench.ipynb #ef144ae2
 def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
@@ -514,13 +518,13 @@ def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
                                               precision, params, device, resident, allocator,
                                               progress)
     per_step = batch_size * (2 if fw.pairs else 1)
-    plain, alone = batch_size / min(plain_t), per_step / min(alone_t)
-    rows = _pack_rows(pack_t, plain_t, alone_t, batch_size, per_step, device.type == "cuda")
+    plain, alone = _rates(plain_t, batch_size), _rates(alone_t, per_step)
+    rows = _pack_rows(pack_t, plain, alone, per_step, device.type == "cuda")
     return dict(framework=framework, params=fw.hparams(), dataset=data.name, batch_size=batch_size,
                 images_per_step=per_step, precision=precision, steps=steps, repeats=repeats,
                 torch_threads=torch.get_num_threads(), allocator_tuned=tuned, device=str(device),
                 resident=resident, engine=default_engine(device),
-                plain_fp32_images_per_s=round(plain, 1), fit_images_per_s=round(alone, 1),
+                plain_fp32_images_per_s=round(plain[0], 1), fit_images_per_s=round(alone[0], 1),
                 packs=rows)
 
 # %% ../nbs/10a_bench.ipynb #9c41f149

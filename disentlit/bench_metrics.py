@@ -25,13 +25,13 @@ from .evaluation import (as_encode, encode_indices, evaluate, factor_encoder, In
 __all__ = ['REFERENCE_MODES', 'bench_metrics', 'metrics_text', 'naive_modularity_explicitness', 'naive_irs',
            'naive_loss_capacity', 'naive_infomec_nmi', 'naive_udr_spearman', 'bench_metric_functions', 'functions_text']
 
-# %% ../nbs/10b_bench_metrics.ipynb #d7d0139b
-REFERENCE_MODES = ("scaled", "full", "none")
-
 # %% ../nbs/10b_bench_metrics.ipynb #f976f886
 def _float_scores(r: dict) -> dict:
     "The float-valued scores of an `evaluate` result, {metric: {key: value}}."
     return {m: {k: v for k, v in r[m].items() if isinstance(v, float)} for m in r if m != "info"}
+
+# %% ../nbs/10b_bench_metrics.ipynb #d7d0139b
+REFERENCE_MODES = ("scaled", "full", "none")
 
 # %% ../nbs/10b_bench_metrics.ipynb #7821e88b
 def _check_reference(reference: str, throughput_sample: int):
