@@ -26,7 +26,7 @@ from .models import AE, DecoderConv64, EncoderConv64
 from .family import framework_for, get_framework
 from .losses import AugmentedLoss, box_blur_loss, distance_report, get_loss, MSELoss
 from .config import check_setting, RunConfig
-from .training import fit, resolve_device, tune_allocator
+from .training import fit, resolve_device, tf32_for, tune_allocator
 from .packed import default_engine, fit_packed, PACKABLE
 
 # %% auto #0
@@ -71,8 +71,8 @@ def plain_loop(data: GroundTruthData,      # the dataset
                fixed_batch: bool = False,  # every step on one batch drawn before the loop
                ) -> list[float]:
     """Seconds of each of `steps` steps, after one warm-up step, of a minimal plain PyTorch beta-VAE
-    loop (Table A3, fp32) on `device`; with `fixed_batch`, every step trains on one batch drawn
-    before the loop."""
+    loop (Table A3, fp32: TF32 off on a GPU too, `tf32_for`) on `device`; with `fixed_batch`, every
+    step trains on one batch drawn before the loop."""
     torch.manual_seed(seed)
     C = data.obs_shape[-1]
     enc, dec = EncoderConv64(C, 9).to(device), DecoderConv64(C, 9).to(device)
@@ -87,10 +87,11 @@ def plain_loop(data: GroundTruthData,      # the dataset
         loss = F.mse_loss(dec(z), x) + beta * 0.5 * (mu ** 2 + logvar.exp() - 1 - logvar).mean()
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
         return loss.item()
-    step()
     times = []
-    for _ in range(steps):
-        t = time.perf_counter(); step(); _sync(device); times.append(time.perf_counter() - t)
+    with tf32_for("fp32", torch.device(device)):
+        step()
+        for _ in range(steps):
+            t = time.perf_counter(); step(); _sync(device); times.append(time.perf_counter() - t)
     return times
 
 # %% ../nbs/10a_bench.ipynb #b7c3c74a

@@ -358,7 +358,7 @@ def add_train_parser(t):
         loss_params="e.g. radius=15 (box_blur) or scale=3969 (mse)",
         batch_size=f"1..{MAX_BATCH_SIZE}",
         precision=f"{', '.join(PRECISION_CHOICES)}; auto: bf16 on a CPU with native bf16, else "
-                  "fp32 (a GPU too)",
+                  "fp32 (a GPU too); tf32: CUDA only",
         metrics="what --eval-every scores, comma-separated",
         metric_params='as KEY=JSON: mig={"num_train": 2000}',
         curve_metrics="a sweep then scores --metrics once, at the end",
