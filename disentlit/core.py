@@ -516,16 +516,16 @@ def write_csv(path: Path, rows: list[dict]):
     atomic_write(path, write, "table")
 
 # %% ../nbs/00_core.ipynb #6c641bc7
-FIGURE_TEXT_KEY = "disentlit-small-text"  # a PNG's text chunk: what `small_text` found as it was saved
+FIGURE_TEXT_KEY = "disentlit-small-text"  # a PNG's text chunk: what `small_text` found on saving
 
-def save_figure(fig, path: Path, dpi: int, **kwargs):
-    """Save a matplotlib figure to `path` atomically and close it (whatever happens); a PNG keeps what
-    `small_text` found (`FIGURE_TEXT_KEY`), and small text is saved with a warning that names it."""
+def save_figure(fig, path: Path, dpi: int, metadata: dict | None = None, **kwargs):
+    """Save a matplotlib figure to `path` atomically and close it (whatever happens); a PNG keeps
+    `metadata` and what `small_text` found (`FIGURE_TEXT_KEY`); small text warns, naming it."""
     import matplotlib.pyplot as plt
     if small := small_text(fig): warnings.warn(f"{path.name}: text too small to read: {small}")
-    meta = {"metadata": {FIGURE_TEXT_KEY: json.dumps(small)}} if path.suffix == ".png" else {}
-    try: atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=path.suffix[1:], **meta, **kwargs),
-                      "figure")
+    if path.suffix == ".png": metadata = {**(metadata or {}), FIGURE_TEXT_KEY: json.dumps(small)}
+    save = lambda t: fig.savefig(t, dpi=dpi, format=path.suffix[1:], metadata=metadata, **kwargs)
+    try: atomic_write(path, save, "figure")
     finally: plt.close(fig)
 
 # %% ../nbs/00_core.ipynb #5f142244
