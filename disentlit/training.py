@@ -321,6 +321,13 @@ def _throughput(run: _Run, timed: int, t_warm: float | None, t_end: float) -> fl
     per_step = run.config.batch_size * (2 if run.framework.pairs else 1)
     return per_step * timed / (t_end - t_warm - run.t_eval)
 
+# %% ../nbs/05a_training.ipynb #a5d1e0d5
+def _stop_message(run: _Run) -> str:
+    "What a run stopped by a non-finite loss says: the step, and whether a good state is kept."
+    return (f"non-finite loss at step {run.history[-1]['step']}; "
+            + ("the checkpoint of the last good state is kept" if run.recorder.kept()
+               else "no checkpoint was written"))
+
 # %% ../nbs/05a_training.ipynb #97d6c609
 def _result(run: _Run, start: int, t0: float, t_warm: float | None, warmup: int) -> dict:
     "What `fit` returns, once the recorder has had its say (`end`)."
@@ -334,10 +341,7 @@ def _result(run: _Run, start: int, t0: float, t_warm: float | None, warmup: int)
                   images_per_second=_throughput(run, timed, t_warm, t_end),
                   run_dir=run.recorder.path)
     if run.status != "done":
-        result["message"] = (f"non-finite loss at step {run.history[-1]['step']}; "
-                             + ("the checkpoint of the last good state is kept"
-                                if run.recorder.kept()
-                                else "no checkpoint was written"))
+        result["message"] = _stop_message(run)
     return run.recorder.end(result, run.framework, run.optimisers, *run.streams[1:])
 
 # %% ../nbs/05a_training.ipynb #b4dbf21a
