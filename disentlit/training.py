@@ -286,16 +286,22 @@ def _after_step(run: _Run, step: int, bar, timed: bool) -> float | None:
     # after the checkpoint: a kill keeps the steps
     return _scored(run, step, timed) if scoring else 0.0
 
+# %% ../nbs/05a_training.ipynb #a5d1e0d1
+def _progress(run: _Run, start: int, progress: bool):
+    """The run's progress bar (none unless `progress`), from step `start`, named by its framework
+    and its run directory."""
+    return progress_bar(total=run.config.steps, initial=start, disable=not progress, unit="step",
+                        dynamic_ncols=True,
+                        desc=run.framework.name + (f" {Path(run.recorder.path).name}"
+                                                   if run.recorder.path else ""))
+
 # %% ../nbs/05a_training.ipynb #cc586169
 def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, float | None]:
     """Steps `start + 1..steps` of `run`; returns when they started, and when the timed ones did
     (after `warmup`)."""
     c, (t0, t_warm) = run.config, (time.perf_counter(), None)
     bad = torch.zeros((), dtype=torch.bool, device=run.device)           # no step is non-finite yet
-    bar = progress_bar(total=c.steps, initial=start, disable=not progress, unit="step",
-                       dynamic_ncols=True,
-                       desc=run.framework.name + (f" {Path(run.recorder.path).name}"
-                                                  if run.recorder.path else ""))
+    bar = _progress(run, start, progress)
     try:
         if _unscored(run, start): _scored(run, start, False)   # killed while scoring it: scored now
         for step in range(start + 1, c.steps + 1):
@@ -307,24 +313,35 @@ def _steps(run: _Run, start: int, progress: bool, warmup: int) -> tuple[float, f
     finally: bar.close()
     return t0, t_warm
 
+# %% ../nbs/05a_training.ipynb #a5d1e0d3
+def _throughput(run: _Run, timed: int, t_warm: float | None, t_end: float) -> float | None:
+    """Images a second of the `timed` steps from `t_warm` to `t_end`, scoring's seconds left out
+    (Ada-GVAE counts both observations of a pair); None when no step was timed."""
+    if timed <= 0: return None
+    per_step = run.config.batch_size * (2 if run.framework.pairs else 1)
+    return per_step * timed / (t_end - t_warm - run.t_eval)
+
+# %% ../nbs/05a_training.ipynb #a5d1e0d5
+def _stop_message(run: _Run) -> str:
+    "What a run stopped by a non-finite loss says: the step, and whether a good state is kept."
+    return (f"non-finite loss at step {run.history[-1]['step']}; "
+            + ("the checkpoint of the last good state is kept" if run.recorder.kept()
+               else "no checkpoint was written"))
+
 # %% ../nbs/05a_training.ipynb #97d6c609
 def _result(run: _Run, start: int, t0: float, t_warm: float | None, warmup: int) -> dict:
     "What `fit` returns, once the recorder has had its say (`end`)."
     # steps after a bad one were no updates: not counted
     done = len(run.history) - (run.status != "done")
     timed, t_end = (done - warmup if t_warm is not None else 0), time.perf_counter()
-    per_step = run.config.batch_size * (2 if run.framework.pairs else 1)
     result = dict(status=run.status, step=start + done, steps=run.config.steps, logs=run.logs,
                   history=run.history,
                   step_seconds=run.step_seconds[:done], curve=run.recorder.curve(run.curve),
                   precision=run.config.precision, device=str(run.device), seconds=t_end - t0,
-                  images_per_second=per_step * timed / (t_end - t_warm - run.t_eval) if timed > 0
-                  else None, run_dir=run.recorder.path)
+                  images_per_second=_throughput(run, timed, t_warm, t_end),
+                  run_dir=run.recorder.path)
     if run.status != "done":
-        result["message"] = (f"non-finite loss at step {run.history[-1]['step']}; "
-                             + ("the checkpoint of the last good state is kept"
-                                if run.recorder.kept()
-                                else "no checkpoint was written"))
+        result["message"] = _stop_message(run)
     return run.recorder.end(result, run.framework, run.optimisers, *run.streams[1:])
 
 # %% ../nbs/05a_training.ipynb #b4dbf21a
