@@ -67,7 +67,7 @@ def test_as_encode_autocasts_on_the_gpu():
 
 
 def test_auto_precision_is_fp32_on_the_gpu():
-    "On CUDA `auto` resolves to float32 (bf16 measured 0.84x its speed on an H200: results/gpu/bench_train.json)."
+    "On CUDA `auto` resolves to float32 (bf16 measured slower there: results/gpu/bench_train.json, printed in 10a)."
     data = XYObject()
     r = fit(small(data), data, RunConfig(steps=2, batch_size=8, precision="auto", resident=True), device="cuda",
             progress=False)
