@@ -412,8 +412,8 @@ def dsprites_example(folder: Path, sizes, rng) -> Path:
 def dsprites_index(
     obs: np.ndarray, # observations (..., 64, 64, 1) of an example dSprites cache
 ) -> np.ndarray:
-    """The index an example dSprites image encodes in the bits of its first row (see
-    `write_example_source`)."""
+    """The index an example dSprites image encodes in the bits of its first row (written by
+    `dsprites_example`)."""
     return ((obs[..., 0, :20, 0] > 0).astype(np.int64) << np.arange(20)).sum(-1)
 
 # %% ../nbs/01c_data_files.ipynb #74ecf746

@@ -19,8 +19,8 @@ from typing import Callable, Iterable
 import numpy as np
 from fastcore.basics import patch
 
-from .core import (atomic_path, check_positive, DisentlitError, lease_seconds, strict_json,
-                            write_csv)
+from .core import (_gone, atomic_path, check_positive, DisentlitError, lease_seconds,
+                            strict_json, write_csv)
 from .config import RunConfig
 
 # %% auto #0
@@ -307,13 +307,9 @@ def runs(self: ResultsDB, status: str | None = None, sweep: str | None = None,
 # %% ../nbs/08a_store.ipynb #c1a0ba21
 def _dead(host, pid, me: str) -> bool:
     "Whether a run's process is known to have ended: a process of this host (`me`) that is gone."
-    # not a process of this host
-    if host != me or not isinstance(pid, int) or pid <= 0: return False
-    try: os.kill(pid, 0)
-    # no such process; or a pid no process can have (past the system's largest: a damaged row)
-    except (ProcessLookupError, OverflowError): return True
-    except PermissionError: return False
-    return False
+    # a process of this host, probed as core's temporary files are (a pid past the system's
+    # largest, a damaged row, is gone too)
+    return host == me and isinstance(pid, int) and pid > 0 and _gone(pid)
 
 # %% ../nbs/08a_store.ipynb #0172e562
 @patch
