@@ -54,18 +54,30 @@ DATASETS: dict[str, type[GroundTruthData]] = {
                         MPI3DToy, MPI3DRealistic, MPI3DReal, ColorDSprites, NoisyDSprites,
                         ColorSprites, NoisySprites)}
 
+# %% ../nbs/01e_catalog.ipynb #161887a8
+def _files_of(cls: type | None) -> type | None:
+    "The class whose files `cls` reads: for a variant of a file dataset (colour dSprites) its base."
+    if cls is not None and issubclass(getattr(cls, "base_class", GroundTruthData), FileDataset):
+        return cls.base_class
+    return cls
+
 # %% ../nbs/01e_catalog.ipynb #cd8a4e41
 def _file_class(name: str) -> type[FileDataset]:
     """The class whose files dataset `name` reads:
     its own, or for a variant (colour dSprites) its base's."""
-    cls = DATASETS.get(name)
-    if cls is not None and issubclass(getattr(cls, "base_class", GroundTruthData), FileDataset):
-        cls = cls.base_class
+    cls = _files_of(DATASETS.get(name))
     if cls is None or not issubclass(cls, FileDataset):
         files = [n for n, c in DATASETS.items() if issubclass(c, FileDataset)]
         what = "is synthetic and needs no files" if cls else "is not a dataset"
         raise DisentlitError(f"{name!r} {what}; datasets with files: {', '.join(files)}")
     return cls
+
+# %% ../nbs/01e_catalog.ipynb #a2623473
+def _wanted(specs: Sequence[RawFile]) -> str:
+    """What `--source` should name for raw files `specs`, for messages: the one file (or a folder
+    holding it), or a folder holding them all."""
+    if len(specs) == 1: return f"{specs[0].filename} (or a folder holding it)"
+    return f"a folder holding {', '.join(s.filename for s in specs)}"
 
 # %% ../nbs/01e_catalog.ipynb #e5f16a75
 def _locate(name: str, source: str | Path) -> list[Path]:
@@ -75,10 +87,7 @@ def _locate(name: str, source: str | Path) -> list[Path]:
     if source.is_file() and len(specs) == 1: return [source]
     files = [source / s.filename for s in specs] if source.is_dir() else []
     if not files or not all(f.is_file() for f in files):
-        want = (specs[0].filename if len(specs) == 1
-                else f"a folder holding {', '.join(s.filename for s in specs)}")
-        raise DisentlitError(f"--source {source}: expected {want}"
-                             + (" (or a folder holding it)" if len(specs) == 1 else ""))
+        raise DisentlitError(f"--source {source}: expected {_wanted(specs)}")
     return files
 
 # %% ../nbs/01e_catalog.ipynb #d6460bef
@@ -94,6 +103,16 @@ def convert(
     cls = _file_class(name)
     return cls.convert(_locate(cls.name, source), Path(root or data_dir()), sizes)
 
+# %% ../nbs/01e_catalog.ipynb #0918e258
+def _download_verified(name: str, spec: RawFile, dest: Path) -> Path:
+    """`dest`, the file of `spec` downloaded and verified; a failed download says how to go on
+    without the network."""
+    try: return verify(download(spec.url, dest), spec)
+    except ChecksumError: raise
+    except DisentlitError as e:
+        raise DisentlitError(f"{e}; save it by hand as {dest} and run this again, or run "
+                             f"`disentlit datasets --prepare {name} --source PATH`") from None
+
 # %% ../nbs/01e_catalog.ipynb #6f573d72
 def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
     "The raw file of `spec` under `raw`, downloaded unless a verified copy is already there."
@@ -101,11 +120,7 @@ def _fetch(name: str, spec: RawFile, raw: Path) -> Path:
     if dest.exists():
         try: return verify(dest, spec)
         except ChecksumError: pass                      # incomplete or damaged: download again
-    try: return verify(download(spec.url, dest), spec)
-    except ChecksumError: raise
-    except DisentlitError as e:
-        raise DisentlitError(f"{e}; save it by hand as {dest} and run this again, or run "
-                             f"`disentlit datasets --prepare {name} --source PATH`") from None
+    return _download_verified(name, spec, dest)
 
 # %% ../nbs/01e_catalog.ipynb #519405b6
 def prepare(
@@ -125,6 +140,13 @@ def prepare(
     else: files = [verify(f, spec) for f, spec in zip(_locate(name, source), SOURCES[name])]
     return cls.convert(files, root)
 
+# %% ../nbs/01e_catalog.ipynb #b36d69d8
+def _check_perm(k: int, p: np.ndarray, f: int):
+    "Nothing if `p` (factor `k`'s permutation) holds each of 0..f-1 once; else `DisentlitError`."
+    if len(p) != f or not (np.sort(p) == np.arange(f)).all():
+        raise DisentlitError(f"the permutation of factor {k} must hold each of 0..{f - 1} "
+                             f"once, got {p.tolist()}")
+
 # %% ../nbs/01e_catalog.ipynb #75d17627
 def _check_perms(perms, sizes) -> list[np.ndarray]:
     """One permutation of 0..f-1 per factor of sizes `sizes`, as int64 arrays;
@@ -133,9 +155,7 @@ def _check_perms(perms, sizes) -> list[np.ndarray]:
         raise DisentlitError(f"need one permutation per factor ({len(sizes)}), got {len(perms)}")
     out = [np.asarray(p, dtype=np.int64).reshape(-1) for p in perms]
     for k, (p, f) in enumerate(zip(out, sizes)):
-        if len(p) != f or not (np.sort(p) == np.arange(f)).all():
-            raise DisentlitError(f"the permutation of factor {k} must hold each of 0..{f - 1} "
-                                 f"once, got {p.tolist()}")
+        _check_perm(k, p, f)
     return out
 
 # %% ../nbs/01e_catalog.ipynb #57a4949e
@@ -184,6 +204,17 @@ def _fixed_text(fixed: str) -> dict[str, str]:
                              "give each factor once")
     return {k.strip(): v.strip() for k, _, v in items}
 
+# %% ../nbs/01e_catalog.ipynb #4224d25a
+def _fixed_value(v, name: str, size: int) -> int:
+    """`v` (a whole number, or its digits as text) as a position of factor `name` of `size` values;
+    `DisentlitError` otherwise."""
+    if isinstance(v, str) and v.strip().isdigit(): v = int(v)
+    if (isinstance(v, bool) or not isinstance(v, (int, np.integer))
+            or not 0 <= v < size):
+        raise DisentlitError(f"fixed {name}: the value must be a position in "
+                             f"0..{size - 1}, got {v!r}")
+    return int(v)
+
 # %% ../nbs/01e_catalog.ipynb #eff5e657
 def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
     """`{factor: value}` or 'factor=value[,...]' as {factor index: value},
@@ -194,16 +225,11 @@ def _parse_fixed(fixed, data: GroundTruthData) -> dict[int, int]:
                              f"got {fixed!r}")
     out = {}
     for factor, value in fixed.items():
-        k, v = data.factor_index(factor), value
+        k = data.factor_index(factor)
         if k in out:
             raise DisentlitError(f"fixed gives factor {data.names[k]!r} twice "
                                  "(by name and by index)")
-        if isinstance(v, str) and v.strip().isdigit(): v = int(v)
-        if (isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                or not 0 <= v < data.sizes[k]):
-            raise DisentlitError(f"fixed {data.names[k]}: the value must be a position in "
-                                 f"0..{data.sizes[k] - 1}, got {v!r}")
-        out[k] = int(v)
+        out[k] = _fixed_value(value, data.names[k], data.sizes[k])
     if len(out) == data.num_factors:
         raise DisentlitError("fixed holds every factor: at least one must vary")
     return out
@@ -246,10 +272,11 @@ def dataset_params(
     return [p.name for p in list(sig.parameters.values())[1:]
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-# %% ../nbs/01e_catalog.ipynb #38e26ff2
+# %% ../nbs/01e_catalog.ipynb #a55b3aee
 # parameters every dataset takes: `Fixed` first, then `Relabelled`
 VIEW_PARAMS = ("fixed", "relabel_seed")
 
+# %% ../nbs/01e_catalog.ipynb #38e26ff2
 def get_dataset(
     name: str, # a dataset's name in `DATASETS`
     # its constructor's parameters (`dataset_params(name)`), and `fixed`, `relabel_seed` (its views)
@@ -270,6 +297,14 @@ def get_dataset(
     if seed is not None: data = Relabelled(data, seed=seed)
     return data
 
+# %% ../nbs/01e_catalog.ipynb #93c654b1
+def _cache_state(files: type[FileDataset], root) -> tuple[bool, bool]:
+    """(available, corrupt) of the caches of `files` under `root`: available when all exist
+    unchanged, corrupt when one changed since it was recorded."""
+    try: return all(p.exists() and check_cache(p, files.name)
+                    for p in files.cache_files(root)), False
+    except CorruptFile: return False, True
+
 # %% ../nbs/01e_catalog.ipynb #e50952e2
 def _dataset_row(name: str, cls: type[GroundTruthData], root) -> dict:
     "The row of `list_datasets` for dataset `name` of class `cls` (caches under `root`)."
@@ -277,9 +312,7 @@ def _dataset_row(name: str, cls: type[GroundTruthData], root) -> dict:
     if issubclass(files := getattr(cls, "base_class", cls), FileDataset):
         names, sizes, shape, kind = \
             files.factor_names, files.factor_sizes, cls.obs_shape, "file"
-        try: available, corrupt = all(p.exists() and check_cache(p, files.name)
-                                      for p in files.cache_files(root)), False
-        except CorruptFile: available, corrupt = False, True
+        available, corrupt = _cache_state(files, root)
     else:
         data = cls()
         names, sizes, shape, kind, available, corrupt = (data.names, data.sizes, data.obs_shape,
@@ -296,16 +329,21 @@ def list_datasets(
     without opening files."""
     return [_dataset_row(name, cls, root) for name, cls in DATASETS.items()]
 
+# %% ../nbs/01e_catalog.ipynb #ea7852bc
+def _availability(d: dict) -> str:
+    "The `available` column of row `d` of `datasets_table`: yes, or the command that makes it so."
+    return ("yes" if d["available"] else
+            f"no, damaged (disentlit datasets --prepare {d['name']} --force)"
+            if d.get("corrupt") else
+            f"no (disentlit datasets --prepare {d['name']})")
+
 # %% ../nbs/01e_catalog.ipynb #ceff2d2f
 def datasets_table(rows: list[dict],     # `list_datasets()`
                    ) -> str:
     """The datasets as a table: name, kind, whether available (or how to make it so),
     size, shape, factors."""
     return text_table([["name", "kind", "available", "observations", "shape", "factors"]] +
-                      [[d["name"], d["kind"], "yes" if d["available"] else
-                        f"no, damaged (disentlit datasets --prepare {d['name']} --force)"
-                        if d.get("corrupt") else
-                        f"no (disentlit datasets --prepare {d['name']})",
+                      [[d["name"], d["kind"], _availability(d),
                         f"{d['num_obs']:,}", "x".join(map(str, d["obs_shape"])),
                         " ".join(f"{n}={s}" for n, s in zip(d["factor_names"], d["factor_sizes"]))]
                        for d in rows])
