@@ -52,11 +52,12 @@ def cars3d_example(folder: Path, sizes, rng) -> Path:
         add("data/shapes48.mat", buf.getvalue())
     return path
 
-# %% ../nbs/01d_datasets.ipynb #f3052ea8
+# %% ../nbs/01d_datasets.ipynb #8f000240
 CARS3D_NAMES = ("elevation", "azimuth", "object_type")
 CARS3D_SIZES = (4, 24, 183)
 _CAR = re.compile(r"(?:^|/)(car_[^/]*_mesh)\.mat$")
 
+# %% ../nbs/01d_datasets.ipynb #f3052ea8
 def _car_models(tar: tarfile.TarFile) -> tuple[dict[str, int], list[tarfile.TarInfo]]:
     """Model name -> object index (from `list.txt`, else sorted), and the model members
     in archive order."""
@@ -110,24 +111,38 @@ class Cars3D(FileDataset):
     name, factor_names, factor_sizes, obs_shape = "cars3d", CARS3D_NAMES, CARS3D_SIZES, (64, 64, 3)
     converter = staticmethod(convert_cars3d)
 
-# %% ../nbs/01d_datasets.ipynb #fa3e32cf
+# %% ../nbs/01d_datasets.ipynb #4340c511
 _NORB_TYPES = {0x1E3D4C55: np.dtype(np.uint8), 0x1E3D4C54: np.dtype("<i4")}
 
+# %% ../nbs/01d_datasets.ipynb #4999d328
+def _parse_norb(buf: bytes, path) -> np.ndarray:
+    "The matrix held in `buf`, the bytes of NORB file `path` (for messages); `CorruptFile` if none."
+    magic, ndim = (int(v) for v in np.frombuffer(buf, "<i4", count=2))
+    if magic not in _NORB_TYPES or not 1 <= ndim <= 8:
+        raise CorruptFile(f"{path}: not a NORB matrix (magic {magic:#x}, {ndim} dimensions)")
+    dims = tuple(np.frombuffer(buf, "<i4", count=ndim, offset=8))
+    start, dtype = 8 + 4 * max(3, ndim), _NORB_TYPES[magic]
+    if len(buf) != start + math.prod(dims) * dtype.itemsize:
+        raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a "
+                          f"{dtype} matrix of shape {dims}")
+    return np.frombuffer(buf, dtype, offset=start).reshape(dims)
+
+# %% ../nbs/01d_datasets.ipynb #fa3e32cf
 def read_norb_matrix(
     path: str | Path, # a NORB matrix file, gzip-compressed if its name ends in .gz
 ) -> np.ndarray:
     "Read one NYU binary matrix file (gzip-compressed if its name ends in .gz)."
     with reading(path, "NORB binary matrix", "smallnorb"):
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f: buf = f.read()
-        magic, ndim = (int(v) for v in np.frombuffer(buf, "<i4", count=2))
-        if magic not in _NORB_TYPES or not 1 <= ndim <= 8:
-            raise CorruptFile(f"{path}: not a NORB matrix (magic {magic:#x}, {ndim} dimensions)")
-        dims = tuple(np.frombuffer(buf, "<i4", count=ndim, offset=8))
-        start, dtype = 8 + 4 * max(3, ndim), _NORB_TYPES[magic]
-        if len(buf) != start + math.prod(dims) * dtype.itemsize:
-            raise CorruptFile(f"{path}: truncated or padded: {len(buf) - start} data bytes for a "
-                              f"{dtype} matrix of shape {dims}")
-        return np.frombuffer(buf, dtype, offset=start).reshape(dims)
+        return _parse_norb(buf, path)
+
+# %% ../nbs/01d_datasets.ipynb #3acc0d80
+def _norb_bytes(arr: np.ndarray) -> bytes:
+    "`arr` (uint8 or int32) in NYU's binary matrix format: the int32 header, then the data."
+    magic = {np.dtype(np.uint8): 0x1E3D4C55, np.dtype(np.int32): 0x1E3D4C54}[arr.dtype]
+    dims = list(arr.shape) + [1] * max(0, 3 - arr.ndim)
+    return (np.array([magic, arr.ndim, *dims], "<i4").tobytes()
+            + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
 
 # %% ../nbs/01d_datasets.ipynb #836cdad6
 def write_norb_matrix(
@@ -136,10 +151,7 @@ def write_norb_matrix(
 ):
     """Write `arr` (uint8 or int32) in NYU's binary matrix format,
     gzip-compressed if `path` ends in .gz."""
-    magic = {np.dtype(np.uint8): 0x1E3D4C55, np.dtype(np.int32): 0x1E3D4C54}[arr.dtype]
-    dims = list(arr.shape) + [1] * max(0, 3 - arr.ndim)
-    data = (np.array([magic, arr.ndim, *dims], "<i4").tobytes()
-            + np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder("<")).tobytes())
+    data = _norb_bytes(arr)
     with (gzip.open if str(path).endswith(".gz") else open)(path, "wb") as f: f.write(data)
 
 # %% ../nbs/01d_datasets.ipynb #d734af09
@@ -147,9 +159,10 @@ SMALLNORB_NAMES = ("category", "instance", "elevation", "rotation", "lighting")
 SMALLNORB_SIZES = (5, 5, 9, 18, 6)
 SPLITS = ("train", "test")
 
-# %% ../nbs/01d_datasets.ipynb #7c1bcbc0
+# %% ../nbs/01d_datasets.ipynb #9734ce32
 _NORB_INSTANCES = {"train": (4, 6, 7, 8, 9), "test": (0, 1, 2, 3, 5)}
 
+# %% ../nbs/01d_datasets.ipynb #7c1bcbc0
 def smallnorb_example(folder: Path, sizes, rng) -> Path:
     pos, n = grid_positions(sizes), math.prod(sizes)
     for split, stem in zip(SPLITS, (NORB_TRAIN, NORB_TEST)):
@@ -324,9 +337,17 @@ class MPI3DReal(MPI3D):
     "MPI3D's photographs of the real robot."
     name = "mpi3d_real"
 
-# %% ../nbs/01d_datasets.ipynb #1b37c266
+# %% ../nbs/01d_datasets.ipynb #dc84d95d
 _GOLDEN = 0x9E3779B97F4A7C15
 
+# %% ../nbs/01d_datasets.ipynb #b80c3f3b
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    "The SplitMix64 finaliser of the uint64 array `x` (wrapping around, as the hash wants)."
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+# %% ../nbs/01d_datasets.ipynb #1b37c266
 def hash_uniform(
     seed: int, # the stream
     idx: np.ndarray, # indices (N,)
@@ -338,10 +359,7 @@ def hash_uniform(
     x = (np.asarray(idx, dtype=np.uint64).reshape(-1, 1) * np.uint64(n)
          + np.arange(n, dtype=np.uint64))
     x = x * np.uint64(_GOLDEN) + key      # arrays of uint64 wrap around silently, as the hash wants
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    return (_splitmix64(x) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
 # %% ../nbs/01d_datasets.ipynb #22f00793
 SPRITE_VARIANTS = ("color", "noisy")
