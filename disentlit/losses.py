@@ -91,9 +91,10 @@ class BCELoss(ReconLoss):
         p = x_b.clamp(self.eps, 1 - self.eps)
         return -(x_a * p.log() + (1 - x_a) * (1 - p).log()).flatten(1).mean(1)
 
-# %% ../nbs/04_losses.ipynb #a0645aec
+# %% ../nbs/04_losses.ipynb #69bd6a81
 _BANDS: dict = {}      # box_band's matrices, by (n, radius, dtype, device)
 
+# %% ../nbs/04_losses.ipynb #a0645aec
 def box_band(
     n: int, # the length of the axis
     radius: int, # the box's radius r: a window of 2r + 1
@@ -119,6 +120,11 @@ class _SeparableBlur(torch.autograd.Function):
         bh, bw = ctx.saved_tensors
         return bh.mT @ g @ bw, None, None
 
+# %% ../nbs/04_losses.ipynb #42731360
+def _bad_radius(radius) -> bool:
+    "Whether `radius` is no box radius: not an int (a bool is none), or below 0."
+    return isinstance(radius, bool) or not isinstance(radius, int) or radius < 0
+
 # %% ../nbs/04_losses.ipynb #48bf229c
 def box_blur(
     x: torch.Tensor, # images (..., H, W)
@@ -126,7 +132,7 @@ def box_blur(
 ) -> torch.Tensor:
     """Channel-wise box blur of (..., H, W) images: the mean over a (2r+1)^2 square, zero padding;
     cost independent of r."""
-    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
+    if _bad_radius(radius):
         raise DisentlitError(f"the box blur radius must be an integer >= 0, got {radius!r}")
     H, W = x.shape[-2:]
     return _SeparableBlur.apply(x, box_band(H, radius, x.dtype, x.device),
@@ -188,7 +194,7 @@ def box_blur_loss(
     base: str = "mse", # the base loss: 'mse' or 'bce'
 ) -> AugmentedLoss:
     "Section 6's loss: base + alpha * base(blur(x), blur(x_hat)); alpha defaults to (2r+1)^2."
-    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
+    if _bad_radius(radius):
         raise DisentlitError(f"radius must be an integer >= 0, got {radius!r}")
     if base not in ("mse", "bce"):
         raise DisentlitError(f"unknown base loss {base!r}; accepted: mse, bce")
@@ -201,6 +207,13 @@ def box_blur_loss(
 LOSSES: dict[str, Callable[..., ReconLoss]] = dict(mse=MSELoss, bce=BCELoss, box_blur=box_blur_loss)
 _LOSS_PARAMS = dict(mse=("scale",), bce=("eps",), box_blur=("radius", "alpha", "base"))
 
+# %% ../nbs/04_losses.ipynb #2f4e3ec0
+def _check_loss_params(name: str, params: dict):
+    "Nothing if loss `name` takes all keys of `params`, else `DisentlitError` naming what it takes."
+    if unknown := [k for k in params if k not in _LOSS_PARAMS[name]]:
+        raise DisentlitError(f"loss {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                             f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
+
 # %% ../nbs/04_losses.ipynb #0ba9e844
 def get_loss(
     name: str, # 'mse', 'bce' or 'box_blur'
@@ -209,9 +222,7 @@ def get_loss(
     "Reconstruction loss `name` built with `params`, or a `DisentlitError` naming what is accepted."
     if name not in LOSSES:
         raise DisentlitError(f"unknown loss {name!r}; accepted: {', '.join(LOSSES)}")
-    if unknown := [k for k in params if k not in _LOSS_PARAMS[name]]:
-        raise DisentlitError(f"loss {name!r} has no parameter {', '.join(map(repr, unknown))}; "
-                             f"accepted: {', '.join(_LOSS_PARAMS[name]) or '(none)'}")
+    _check_loss_params(name, params)
     return LOSSES[name](**params)
 
 # %% ../nbs/04_losses.ipynb #673ffdf6
