@@ -33,6 +33,16 @@ def mse(
     "Pixel-wise mean squared error of each pair of observations: (N, ...) x (N, ...) -> (N,)."
     return (x_a - x_b).pow_(2).flatten(1).mean(1)
 
+# %% ../nbs/02_distances.ipynb #ea0c1411
+def _check_pair_shapes(a: np.ndarray, b: np.ndarray):
+    "Nothing if positions `a` and `b` have as many factors and broadcast; else `DisentlitError`."
+    try:
+        if a.shape[-1:] != b.shape[-1:]: raise ValueError("another number of factors")
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise DisentlitError("d_gt needs positions of the same factors (shapes that broadcast), "
+                             f"got shapes {a.shape} and {b.shape}") from None
+
 # %% ../nbs/02_distances.ipynb #e4d566da
 def d_gt(
     pos_a, # factor positions (N, F)
@@ -41,17 +51,13 @@ def d_gt(
     """Ground-truth distance (equation 5): the L1 distance between factor positions,
     (N, F) x (N, F) -> (N,)."""
     a, b = np.asarray(pos_a, dtype=np.int64), np.asarray(pos_b, dtype=np.int64)
-    try:
-        if a.shape[-1:] != b.shape[-1:]: raise ValueError("another number of factors")
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise DisentlitError("d_gt needs positions of the same factors (shapes that broadcast), "
-                             f"got shapes {a.shape} and {b.shape}") from None
+    _check_pair_shapes(a, b)
     return np.abs(a - b).sum(-1)
 
-# %% ../nbs/02_distances.ipynb #de1aab46
+# %% ../nbs/02_distances.ipynb #4d9dee8a
 Distance = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
+# %% ../nbs/02_distances.ipynb #de1aab46
 def _d_pcv_generic(data: GroundTruthData, ia: np.ndarray, ib: np.ndarray, distance: Distance,
                    chunk: int, device) -> np.ndarray:
     "Any distance: render both sides of each chunk as float batches and apply `distance`."
@@ -322,6 +328,13 @@ def spearman_rows(
     den = np.sqrt((ra ** 2).sum(-1) * (rb ** 2).sum(-1))
     return np.where(den > 0, (ra * rb).sum(-1) / np.where(den > 0, den, 1), 0.0)
 
+# %% ../nbs/02_distances.ipynb #eb1b0b17
+def _traversal_rho(pcv: np.ndarray, gt: np.ndarray) -> float:
+    """Mean Spearman correlation, over traversals (n, f, f), of the ground-truth and perceived
+    distances of their pairs i < j."""
+    u, v = np.triu_indices(gt.shape[-1], 1)
+    return float(spearman_rows(gt[:, u, v], np.round(pcv[:, u, v], 12)).mean())
+
 # %% ../nbs/02_distances.ipynb #6fe9ff23
 def traversal_spearman(
     data: GroundTruthData, # the dataset
@@ -337,8 +350,7 @@ def traversal_spearman(
         if data.sizes[k] < 3: continue                     # fewer than 2 pairs: no order to compare
         pcv, gt = traversal_distances(data, name, n, distance, as_rng(seed).integers(2**32) + k,
                                       device=device)
-        u, v = np.triu_indices(data.sizes[k], 1)
-        per[name] = float(spearman_rows(gt[:, u, v], np.round(pcv[:, u, v], 12)).mean())
+        per[name] = _traversal_rho(pcv, gt)
     return dict(factors=per, mean=float(np.mean(list(per.values()))) if per else float("nan"))
 
 # %% ../nbs/02_distances.ipynb #aac5fbca
@@ -434,10 +446,8 @@ def overlap_study(
     for s in spacings:
         data = XYSquares(grid_size=8, grid_spacing=s, **params)
         pcv, gt = traversal_distances(data, factor, n, distance, seed)
-        u, v = np.triu_indices(8, 1)
         out.append(dict(spacing=s, pcv=pcv.mean(0), gt=gt.mean(0),
-                        spearman=float(spearman_rows(gt[:, u, v],
-                                                     np.round(pcv[:, u, v], 12)).mean())))
+                        spearman=_traversal_rho(pcv, gt)))
     return out
 
 # %% ../nbs/02_distances.ipynb #b17bf604
@@ -482,10 +492,11 @@ def _first_axis_share(d: np.ndarray) -> float:
     lam = np.linalg.eigvalsh(-0.5 * j @ (d * d) @ j)[::-1]                       # descending
     return float(lam[0] / lam[lam > 1e-12 * lam[0]].sum())
 
-# %% ../nbs/02_distances.ipynb #d97c57cd
+# %% ../nbs/02_distances.ipynb #f3f21df1
 # a perceived distance matrix with no entry above this is the zero matrix: the loss is blind
 ZERO_DISTANCE = 1e-12
 
+# %% ../nbs/02_distances.ipynb #d97c57cd
 def order_score(
     m: np.ndarray, # a factor's mean perceived distance matrix (f, f)
 ) -> dict: # score in [0, 1], share of the first MDS axis, seen (the loss tells the values apart)
@@ -509,6 +520,14 @@ def order_score(
     low = 1 / (f - 1)
     return dict(score=float(np.clip((share - low) / (1 - low), 0.0, 1.0)), share=share, seen=True)
 
+# %% ../nbs/02_distances.ipynb #0039baf1
+def _factor_entry(m: np.ndarray, f: int) -> dict:
+    """A factor's entry: order score, share, values `f`, seen and mean perceived distance off the
+    diagonal of its matrix `m` (f, f)."""
+    s = order_score(m)
+    return dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
+                mean_distance=float(m[~np.eye(f, dtype=bool)].mean()))
+
 # %% ../nbs/02_distances.ipynb #b0dec947
 def _factor_scores(space: FactorSpace, mats: dict[str, dict[str, np.ndarray]]) -> dict[str, dict]:
     """Each factor's order score, share, values, seen and mean perceived distance off the diagonal,
@@ -516,10 +535,7 @@ def _factor_scores(space: FactorSpace, mats: dict[str, dict[str, np.ndarray]]) -
     factors = {}
     for name, f in zip(space.names, space.sizes):
         if f < 2: continue                                             # one value: nothing to order
-        m = mats[name]["pcv"]
-        s = order_score(m)
-        factors[name] = dict(score=s["score"], share=s["share"], values=f, seen=s["seen"],
-                             mean_distance=float(m[~np.eye(f, dtype=bool)].mean()))
+        factors[name] = _factor_entry(mats[name]["pcv"], f)
     return factors
 
 # %% ../nbs/02_distances.ipynb #80c4b1a9
