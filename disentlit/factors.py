@@ -136,6 +136,14 @@ def sample_idx(self: FactorSpace,
     "`n` indices drawn uniformly (with replacement) from the whole space."
     return as_rng(seed).integers(0, len(self), size=check_count(n, "n", 16))
 
+# %% ../nbs/01a_factors.ipynb #6b51ee7c
+def _run_along(pos: np.ndarray, i: int, f: int) -> np.ndarray:
+    """Positions `pos` (..., F), each repeated `f` times with factor `i` running 0..f-1:
+    (..., f, F)."""
+    out = np.repeat(pos[..., None, :], f, axis=-2)
+    out[..., i] = np.arange(f)
+    return out
+
 # %% ../nbs/01a_factors.ipynb #704aba53
 @patch
 def traversal(self: FactorSpace,
@@ -144,9 +152,7 @@ def traversal(self: FactorSpace,
              ) -> np.ndarray:
     "The traversal through `pos` along `factor`: (f_i, F) positions, factor `i` running 0..f_i-1."
     i, pos = self.factor_index(factor), self.check_pos(pos)
-    out = np.repeat(pos[None], self.sizes[i], axis=0)
-    out[:, i] = np.arange(self.sizes[i])
-    return out
+    return _run_along(pos, i, self.sizes[i])
 
 # %% ../nbs/01a_factors.ipynb #9f70a261
 @patch
@@ -158,9 +164,7 @@ def sample_traversals(self: FactorSpace,
     "`n` traversals along `factor` through random positions: (n, f_i, F)."
     i = self.factor_index(factor)
     check_count(n, "n", 16 * self.sizes[i] * self.num_factors)
-    out = np.repeat(self.sample_pos(n, seed)[:, None], self.sizes[i], axis=1)
-    out[:, :, i] = np.arange(self.sizes[i])
-    return out
+    return _run_along(self.sample_pos(n, seed), i, self.sizes[i])
 
 # %% ../nbs/01a_factors.ipynb #cd232b6c
 def _shift(rng: np.random.Generator, values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
