@@ -137,6 +137,13 @@ def download(
         Path(tmp).unlink(missing_ok=True)
     return dest
 
+# %% ../nbs/01c_data_files.ipynb #605dbc4b
+def _runs(u: np.ndarray) -> list[tuple[int, int]]:
+    "The runs of consecutive values of the sorted, distinct `u`: (start, end) slices of `u`."
+    if not len(u): return []
+    cut = np.flatnonzero(np.diff(u) != 1) + 1
+    return list(zip([0, *cut], [*cut, len(u)]))
+
 # %% ../nbs/01c_data_files.ipynb #4771fd60
 def read_rows(
     ds, # an h5py dataset (or any array that slices)
@@ -146,10 +153,8 @@ def read_rows(
     rows once."""
     u, inv = np.unique(np.asarray(idx, dtype=np.int64).reshape(-1), return_inverse=True)
     out = np.empty((len(u), *ds.shape[1:]), dtype=ds.dtype)
-    if len(u):
-        cut = np.flatnonzero(np.diff(u) != 1) + 1
-        for s, e in zip([0, *cut], [*cut, len(u)]):
-            out[s:e] = ds[u[s]:u[e - 1] + 1]
+    for s, e in _runs(u):
+        out[s:e] = ds[u[s]:u[e - 1] + 1]
     return out[inv.reshape(-1)]
 
 # %% ../nbs/01c_data_files.ipynb #2e7248ff
@@ -201,10 +206,11 @@ def copy_in_order(
     time."""
     for s in range(0, len(order), block): obs[s:s + block] = rows(order[s:s + block])
 
-# %% ../nbs/01c_data_files.ipynb #ce4c0cfa
+# %% ../nbs/01c_data_files.ipynb #e984d50e
 _READ_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, NotImplementedError,
                 zipfile.BadZipFile, tarfile.TarError, zlib.error)
 
+# %% ../nbs/01c_data_files.ipynb #ce4c0cfa
 @contextmanager
 def reading(
     path: str | Path, # the file being read
@@ -469,10 +475,11 @@ def pixel_index(
     px = obs[..., 0, 0, :].astype(np.int64)
     return px[..., 0] + (256 * px[..., 1] if px.shape[-1] > 1 else 0)
 
-# %% ../nbs/01c_data_files.ipynb #b46361d4
+# %% ../nbs/01c_data_files.ipynb #aca077e0
 SHAPES3D_NAMES = ("floor_hue", "wall_hue", "object_hue", "scale", "shape", "orientation")
 SHAPES3D_SIZES = (10, 10, 10, 8, 4, 15)
 
+# %% ../nbs/01c_data_files.ipynb #b46361d4
 def convert_shapes3d(
     src: str | Path, # the official `3dshapes.h5`
     out: str | Path, # the cache to write
