@@ -121,6 +121,13 @@ def discrete_mutual_info(
                              0).sum((1, 2))
     return np.maximum(out, 0)
 
+# %% ../nbs/06a_metrics.ipynb #3eace2f7
+def _code_entropy(col: np.ndarray) -> float:
+    "Entropy (nats) of one column of integer codes (N,): -sum p log p over its values' frequencies."
+    p = np.bincount(col) / len(col)
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
 # %% ../nbs/06a_metrics.ipynb #a007c44f
 def discrete_entropy(
     b: np.ndarray, # integer codes (N, F)
@@ -129,9 +136,7 @@ def discrete_entropy(
     b = np.asarray(b, dtype=np.int64)
     out = []
     for col in b.T:
-        p = np.bincount(col) / len(col)
-        p = p[p > 0]
-        out.append(float(-(p * np.log(p)).sum()))
+        out.append(_code_entropy(col))
     return np.array(out)
 
 # %% ../nbs/06a_metrics.ipynb #1da29ccb
@@ -190,9 +195,10 @@ def _gain_importance(model, n_features: int) -> np.ndarray:
                              f"({type(e).__name__}: {e}); use mode='exact'") from None
     return imp / imp.sum() if imp.sum() > 0 else imp
 
-# %% ../nbs/06a_metrics.ipynb #b3783048
+# %% ../nbs/06a_metrics.ipynb #b7b97498
 DCI_MODES = ("exact", "fast")
 
+# %% ../nbs/06a_metrics.ipynb #b3783048
 def _fit_importance(z, labels, mode: str, seed: int):
     "Fit one classifier for one factor; returns (importances (D,), fitted model)."
     if mode == "exact":
