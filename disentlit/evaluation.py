@@ -528,6 +528,13 @@ def channel_recon(model,                 # a trained framework (`encode`, `decod
     return dict(recon_mse=per.tolist(), mean_image_mse=mean.tolist(), ratio=ratio.tolist(),
                 drawn=int((ratio < DRAWN_RATIO).sum()), channels=len(per))
 
+# %% ../nbs/06b_evaluation.ipynb #eefff783
+def _kl_summary(kl: np.ndarray) -> dict:
+    "What the mean KLs per latent (D,) say: the KLs (6 decimals), the active latents, collapse."
+    return dict(kl_per_latent=[round(float(v), 6) for v in kl],
+                active_latents=int((kl >= ACTIVE_KL).sum()),
+                collapsed=bool((kl < ACTIVE_KL).all()))
+
 # %% ../nbs/06b_evaluation.ipynb #75b3c345
 def diagnose(model,            # a trained framework
              data,             # its dataset
@@ -537,9 +544,7 @@ def diagnose(model,            # a trained framework
     """What a model learnt: KL per latent, active latents, collapse (no active latent), and
     `channel_recon`."""
     kl = latent_kl(model, data, seed=seed)
-    return dict(kl_per_latent=[round(float(v), 6) for v in kl],
-                active_latents=int((kl >= ACTIVE_KL).sum()),
-                collapsed=bool((kl < ACTIVE_KL).all()), channels=channel_recon(model, data))
+    return dict(**_kl_summary(kl), channels=channel_recon(model, data))
 
 # %% ../nbs/06b_evaluation.ipynb #54aafe3e
 def scalar_metrics(scores: dict) -> dict:

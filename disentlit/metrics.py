@@ -195,6 +195,13 @@ def _gain_importance(model, n_features: int) -> np.ndarray:
                              f"({type(e).__name__}: {e}); use mode='exact'") from None
     return imp / imp.sum() if imp.sum() > 0 else imp
 
+# %% ../nbs/06a_metrics.ipynb #33924e19
+def _fast_classifier(seed: int):
+    "The fast mode's classifier (unfitted): histogram trees with the exact mode's settings."
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3,
+                                          early_stopping=False, random_state=seed)
+
 # %% ../nbs/06a_metrics.ipynb #b7b97498
 DCI_MODES = ("exact", "fast")
 
@@ -205,9 +212,7 @@ def _fit_importance(z, labels, mode: str, seed: int):
         from sklearn.ensemble import GradientBoostingClassifier
         model = GradientBoostingClassifier(random_state=seed).fit(z, labels)
         return np.abs(model.feature_importances_), model
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3,
-                                           early_stopping=False, random_state=seed)
+    model = _fast_classifier(seed)
     return _gain_importance(model.fit(z, labels), z.shape[1]), model
 
 # %% ../nbs/06a_metrics.ipynb #8316f699
