@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import time
-import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -24,7 +23,8 @@ from .config import RunConfig
 from .runs import load_run
 from .metrics import (check_zy, dci, DCI_MODES, MAX_BINS, METRIC_NAMES, METRICS, mig, sap,
                                standardise_columns)
-from .newer_metrics import dci_es, DCI_ES_DEPTHS, infomec, irs, modularity_explicitness
+from .newer_metrics import (_logistic, dci_es, DCI_ES_DEPTHS, infomec, irs,
+                                     modularity_explicitness)
 from .udr import relative_strength, udr, UDR_CORRELATIONS      # (here first)
 
 # %% auto #0
@@ -83,22 +83,25 @@ def _draw_beta_vae(data, rng, p):
         out.update({f"{part}_a": a, f"{part}_b": b, f"{part}_labels": k})
     return out
 
-# %% ../nbs/06b_evaluation.ipynb #13758b87
-def _score_beta_vae(z, pos, p):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.exceptions import ConvergenceWarning
+# %% ../nbs/06b_evaluation.ipynb #5a6aef6f
+def _beta_vae_features(z, pos) -> tuple[dict, dict]:
+    """The BetaVAE score's features (each group's mean |z_a - z_b|, (n, D)) and labels, for the
+    training and the evaluation groups; refused if the training groups fix fewer than 2 factors."""
     feats = {part: np.abs(z[f"{part}_a"] - z[f"{part}_b"]).mean(1) for part in ("train", "eval")}
     labels = {part: pos[f"{part}_labels"] for part in ("train", "eval")}
     if len(np.unique(labels["train"])) < 2:
         raise DisentlitError("beta_vae: the training groups fix fewer than 2 distinct factors; use "
                              "num_train >= 2 and at least 2 factors")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        model = LogisticRegression(random_state=p["seed"]).fit(feats["train"], labels["train"])
+    return feats, labels
+
+# %% ../nbs/06b_evaluation.ipynb #13758b87
+def _score_beta_vae(z, pos, p):
+    feats, labels = _beta_vae_features(z, pos)
+    model, converged = _logistic(p["seed"])(feats["train"], labels["train"])
     return dict(eval_accuracy=float(model.score(feats["eval"], labels["eval"])),
                 train_accuracy=float(model.score(feats["train"], labels["train"])),
                 factors=[int(f) for f in model.classes_],
-                converged=not any(issubclass(w.category, ConvergenceWarning) for w in caught))
+                converged=converged)
 
 # %% ../nbs/06b_evaluation.ipynb #e3dc304e
 def _draw_factor_vae(data, rng, p):
@@ -163,11 +166,12 @@ _SPECS = {
     "infomec": (dict(num_train=10_000, n_neighbors=10), _draw_mig, _score_infomec),
 }
 
-# %% ../nbs/06b_evaluation.ipynb #bd9e8b90
+# %% ../nbs/06b_evaluation.ipynb #a5144b23
 _MINIMA = dict(num_train=2, num_test=1, num_eval=1, num_variance_estimate=2, batch_size=2, bins=1,
                n_neighbors=1)
 MAX_DRAWS = 10_000_000   # observations one metric may draw: a thousand times the reference's 10,000
 
+# %% ../nbs/06b_evaluation.ipynb #bd9e8b90
 def _draws(m: str, p: dict) -> int:
     """The observations metric `m` draws with parameters `p` (its groups of `batch_size`, pairs of
     them for BetaVAE)."""
@@ -454,6 +458,16 @@ def score(
                              f"{', '.join([*settings, *rest])}")
     return evaluate(encode, data, (metric,), seed=seed, params={metric: given}, **kwargs)[metric]
 
+# %% ../nbs/06b_evaluation.ipynb #1b9a2a65
+def _square_position(img: torch.Tensor, data: XYSquares) -> list[torch.Tensor]:
+    "The grid position [x, y] (each (N,)) of the one square of images `img` (N, H, W) of `data`."
+    # brightest pixel of each column / row
+    cols, rows = img.amax(1), img.amax(2)
+    # the first one inside the square
+    first = lambda p: (p > p.mean(1, keepdim=True)).float().argmax(1)
+    return [(first(cols) - data.offset) / data.grid_spacing,
+            (first(rows) - data.offset) / data.grid_spacing]
+
 # %% ../nbs/06b_evaluation.ipynb #5c6ff781
 def xysquares_reader(data: XYSquares, # the dataset
                     ) -> Callable:
@@ -461,13 +475,7 @@ def xysquares_reader(data: XYSquares, # the dataset
     def encode(x):
         out = []
         for s in range(data.num_squares):
-            img = x[:, s if data.rgb else 0]
-            # brightest pixel of each column / row
-            cols, rows = img.amax(1), img.amax(2)
-            # the first one inside the square
-            first = lambda p: (p > p.mean(1, keepdim=True)).float().argmax(1)
-            out += [(first(cols) - data.offset) / data.grid_spacing,
-                    (first(rows) - data.offset) / data.grid_spacing]
+            out += _square_position(x[:, s if data.rgb else 0], data)
         return torch.stack(out, 1)
     return encode
 
@@ -520,6 +528,13 @@ def channel_recon(model,                 # a trained framework (`encode`, `decod
     return dict(recon_mse=per.tolist(), mean_image_mse=mean.tolist(), ratio=ratio.tolist(),
                 drawn=int((ratio < DRAWN_RATIO).sum()), channels=len(per))
 
+# %% ../nbs/06b_evaluation.ipynb #eefff783
+def _kl_summary(kl: np.ndarray) -> dict:
+    "What the mean KLs per latent (D,) say: the KLs (6 decimals), the active latents, collapse."
+    return dict(kl_per_latent=[round(float(v), 6) for v in kl],
+                active_latents=int((kl >= ACTIVE_KL).sum()),
+                collapsed=bool((kl < ACTIVE_KL).all()))
+
 # %% ../nbs/06b_evaluation.ipynb #75b3c345
 def diagnose(model,            # a trained framework
              data,             # its dataset
@@ -529,9 +544,7 @@ def diagnose(model,            # a trained framework
     """What a model learnt: KL per latent, active latents, collapse (no active latent), and
     `channel_recon`."""
     kl = latent_kl(model, data, seed=seed)
-    return dict(kl_per_latent=[round(float(v), 6) for v in kl],
-                active_latents=int((kl >= ACTIVE_KL).sum()),
-                collapsed=bool((kl < ACTIVE_KL).all()), channels=channel_recon(model, data))
+    return dict(**_kl_summary(kl), channels=channel_recon(model, data))
 
 # %% ../nbs/06b_evaluation.ipynb #54aafe3e
 def scalar_metrics(scores: dict) -> dict:

@@ -121,6 +121,13 @@ def discrete_mutual_info(
                              0).sum((1, 2))
     return np.maximum(out, 0)
 
+# %% ../nbs/06a_metrics.ipynb #3eace2f7
+def _code_entropy(col: np.ndarray) -> float:
+    "Entropy (nats) of one column of integer codes (N,): -sum p log p over its values' frequencies."
+    p = np.bincount(col) / len(col)
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
 # %% ../nbs/06a_metrics.ipynb #a007c44f
 def discrete_entropy(
     b: np.ndarray, # integer codes (N, F)
@@ -129,9 +136,7 @@ def discrete_entropy(
     b = np.asarray(b, dtype=np.int64)
     out = []
     for col in b.T:
-        p = np.bincount(col) / len(col)
-        p = p[p > 0]
-        out.append(float(-(p * np.log(p)).sum()))
+        out.append(_code_entropy(col))
     return np.array(out)
 
 # %% ../nbs/06a_metrics.ipynb #1da29ccb
@@ -190,18 +195,24 @@ def _gain_importance(model, n_features: int) -> np.ndarray:
                              f"({type(e).__name__}: {e}); use mode='exact'") from None
     return imp / imp.sum() if imp.sum() > 0 else imp
 
-# %% ../nbs/06a_metrics.ipynb #b3783048
+# %% ../nbs/06a_metrics.ipynb #33924e19
+def _fast_classifier(seed: int):
+    "The fast mode's classifier (unfitted): histogram trees with the exact mode's settings."
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3,
+                                          early_stopping=False, random_state=seed)
+
+# %% ../nbs/06a_metrics.ipynb #b7b97498
 DCI_MODES = ("exact", "fast")
 
+# %% ../nbs/06a_metrics.ipynb #b3783048
 def _fit_importance(z, labels, mode: str, seed: int):
     "Fit one classifier for one factor; returns (importances (D,), fitted model)."
     if mode == "exact":
         from sklearn.ensemble import GradientBoostingClassifier
         model = GradientBoostingClassifier(random_state=seed).fit(z, labels)
         return np.abs(model.feature_importances_), model
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_depth=3,
-                                           early_stopping=False, random_state=seed)
+    model = _fast_classifier(seed)
     return _gain_importance(model.fit(z, labels), z.shape[1]), model
 
 # %% ../nbs/06a_metrics.ipynb #8316f699

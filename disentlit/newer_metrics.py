@@ -18,16 +18,22 @@ from .metrics import (_labels, _train_test, check_random_state, check_zy, dci,
 __all__ = ['DCI_ES_DEPTHS', 'modularity_from_mi', 'explicitness', 'modularity_explicitness', 'irs', 'loss_capacity',
            'explicitness_from_curve', 'dci_es', 'mi_continuous_discrete', 'infomec_nmi', 'infomec']
 
-# %% ../nbs/06a_newer_metrics.ipynb #8622d5a4
-def modularity_from_mi(
-    mutual_info, # mutual information (D latents, F factors), F >= 2
-) -> np.ndarray: # the modularity of each latent (D,)
-    "Ridgeway and Mozer's modularity of each latent from its MI with each factor (0 when silent)."
+# %% ../nbs/06a_newer_metrics.ipynb #2f09b175
+def _squared_mi(mutual_info) -> np.ndarray:
+    "The squares m^2 of a (latents, factors >= 2) MI matrix, its entries below 1e-12 nats as 0."
     mi = np.asarray(mutual_info, dtype=np.float64)
     m2 = np.square(np.where(mi > 1e-12, mi, 0))    # below 1e-12 nats: a constant latent's rounded 0
     if m2.ndim != 2 or m2.shape[1] < 2:
         raise DisentlitError(f"modularity needs a (latents, factors) matrix with at least 2 "
                              f"factors, got {m2.shape}")
+    return m2
+
+# %% ../nbs/06a_newer_metrics.ipynb #8622d5a4
+def modularity_from_mi(
+    mutual_info, # mutual information (D latents, F factors), F >= 2
+) -> np.ndarray: # the modularity of each latent (D,)
+    "Ridgeway and Mozer's modularity of each latent from its MI with each factor (0 when silent)."
+    m2 = _squared_mi(mutual_info)
     top = m2.max(1)
     spread = (m2.sum(1) - top) / np.where(top > 0, top * (m2.shape[1] - 1), 1)
     return np.where(top > 0, 1 - spread, 0.0)

@@ -54,18 +54,19 @@ def _check_size(runs: int):
                              f"{human_bytes(runs * RUN_BYTES)} of memory to expand and record "
                              f"them); a sweep holds at most {MAX_RUNS:,}: fewer seeds or values")
 
-# %% ../nbs/08a_specs.ipynb #e86b2588
-def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
-    """A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is
-    (`_check_size`)."""
+# %% ../nbs/08a_specs.ipynb #87a17062
+def _spec_repeats(spec: dict) -> int:
+    "A spec's `repeats` (1 if not given), checked: an integer >= 1, and not given beside `seeds`."
     if "seeds" in spec and "repeats" in spec:
         raise DisentlitError("give either 'seeds' or 'repeats', not both")
     repeats = spec.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise DisentlitError(f"spec key 'repeats' must be an integer >= 1, got {repeats!r}")
-    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list)
-                                 else repeats))
-    seeds = spec.get("seeds", list(range(repeats)))
+    return repeats
+
+# %% ../nbs/08a_specs.ipynb #924a54c1
+def _check_seed_list(seeds):
+    "Refuse `seeds` unless it is a non-empty list of distinct integers: each run needs its own."
     if (not isinstance(seeds, list) or not seeds
             or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
         raise DisentlitError("spec key 'seeds' must be a non-empty list of integers (or 'repeats' "
@@ -73,12 +74,23 @@ def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
     if len(set(seeds)) < len(seeds):
         raise DisentlitError(f"spec key 'seeds' lists a seed twice: {seeds}; each run needs its "
                              "own seed")
+
+# %% ../nbs/08a_specs.ipynb #e86b2588
+def _spec_seeds(spec: dict, runs_per_seed: int) -> list[int]:
+    """A spec's seeds: `seeds`, or 0..`repeats`-1, checked once the size of the whole sweep is
+    (`_check_size`)."""
+    repeats = _spec_repeats(spec)
+    _check_size(runs_per_seed * (len(spec["seeds"]) if isinstance(spec.get("seeds"), list)
+                                 else repeats))
+    seeds = spec.get("seeds", list(range(repeats)))
+    _check_seed_list(seeds)
     return seeds
 
-# %% ../nbs/08a_specs.ipynb #753799b4
+# %% ../nbs/08a_specs.ipynb #bc1bc55c
 # the seeds of pilot sweeps (a spec named '..._pilot'), and of no other sweep
 PILOT_SEEDS = range(900, 1000)
 
+# %% ../nbs/08a_specs.ipynb #753799b4
 def _check_seed_role(name: str, seeds: list[int]):
     """Refuse a pilot spec with a seed outside `PILOT_SEEDS`, and any other spec with a seed inside
     it."""
@@ -171,18 +183,23 @@ def _one_each(pairs: list, path: Path) -> dict:
         raise DisentlitError(f"{path}: key {twice!r} is given twice in one mapping; give it once")
     return dict(pairs)
 
+# %% ../nbs/08a_specs.ipynb #4a42ccba
+def _yaml_children(node, path: Path) -> list:
+    "The nodes right under a YAML node (a mapping's keys and values), its keys checked once each."
+    import yaml
+    if isinstance(node, yaml.MappingNode):
+        _one_each([(k.value, None) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"],
+                  path)
+        return [n for pair in node.value for n in pair]
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
 # %% ../nbs/08a_specs.ipynb #c882be26
 def _yaml_values(node, path: Path, sizes: dict) -> int:
     """The values under a YAML node with every alias expanded (a shared node counts at each use),
     its mappings' keys checked once each (`_one_each`)."""
-    import yaml
     if id(node) in sizes: return sizes[id(node)]
     sizes[id(node)] = 1
-    if isinstance(node, yaml.MappingNode):
-        _one_each([(k.value, None) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"],
-                  path)
-        children = [n for pair in node.value for n in pair]
-    else: children = node.value if isinstance(node, yaml.SequenceNode) else []
+    children = _yaml_children(node, path)
     sizes[id(node)] = 1 + sum(_yaml_values(c, path, sizes) for c in children)
     return sizes[id(node)]
 

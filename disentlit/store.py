@@ -264,9 +264,10 @@ def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = No
         if cur.rowcount != 1:
             raise DisentlitError(f"run {run_id} is not running, so it cannot finish")
 
-# %% ../nbs/08a_store.ipynb #4efabf01
+# %% ../nbs/08a_store.ipynb #69a9ed88
 TRANSIENT = "transient: "        # how the error text of a run failed for a passing cause begins
 
+# %% ../nbs/08a_store.ipynb #4efabf01
 @patch
 def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None,
          transient: bool = False):    # a passing cause (a full disk, memory): `--resume` reruns it
@@ -417,11 +418,12 @@ def curve_points(curve: list[dict]) -> list[dict]:
     return [dict(step=p["step"], metrics=p["metrics"], active_latents=p["active_latents"],
                  channels_drawn=p["channels"]["drawn"], seconds=p["seconds"]) for p in curve]
 
-# %% ../nbs/08a_store.ipynb #6f813aa8
+# %% ../nbs/08a_store.ipynb #d82ed57b
 # the shared sample every run encodes (the reference's num_data_points)
 UDR_SAMPLE = dict(n=1000, seed=0)
 LATENTS_FILE = "latents.npz"           # in a run directory: its latent means and KLs of that sample
 
+# %% ../nbs/08a_store.ipynb #6f813aa8
 def write_latents(run_dir: str | Path,     # a finished run's directory
                   # (N, D) latent means of `UDR_SAMPLE`'s observations; (D,) their mean KLs
                   means, kl,
@@ -455,6 +457,19 @@ def flat_settings(d: dict, prefix: str = "") -> dict:
         else: out[f"{prefix}{k}"] = v
     return out
 
+# %% ../nbs/08a_store.ipynb #b1668323
+def _csv_row(r: dict) -> dict:
+    "One run of `ResultsDB.runs()` as a CSV row: settings, metrics, the result's counts, timings."
+    row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **flat_settings(r["config"]),
+               **flat_settings(r["metrics"], "metric."))
+    res = r["result"]
+    ch = res.get("channels") or {}
+    row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
+               channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
+               dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
+               seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
+    return row
+
 # %% ../nbs/08a_store.ipynb #c12cf44c
 @patch
 def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> Path:
@@ -462,14 +477,6 @@ def export_csv(self: ResultsDB, path: str | Path, sweep: str | None = None) -> P
     latents, collapse, channels drawn of how many, throughput, timings, error."""
     rows = []
     for r in self.runs(sweep=sweep):
-        row = dict(id=r["id"], sweep=r["sweep"], status=r["status"], **flat_settings(r["config"]),
-                   **flat_settings(r["metrics"], "metric."))
-        res = r["result"]
-        ch = res.get("channels") or {}
-        row.update(active_latents=res.get("active_latents"), collapsed=res.get("collapsed"),
-                   channels_drawn=ch.get("drawn"), channels=ch.get("channels"),
-                   dci_mode=res.get("dci_mode"), images_per_second=res.get("images_per_second"),
-                   seconds=r["seconds"], attempts=r["attempts"], host=r["host"], error=r["error"])
-        rows.append(row)
+        rows.append(_csv_row(r))
     write_csv(Path(path), rows)
     return Path(path)

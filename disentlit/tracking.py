@@ -86,18 +86,24 @@ class TensorBoardTracker(Tracker):
     def summary(self, values: dict): self.scalars(values, self.step)
     def close(self): self.writer.close()
 
-# %% ../nbs/07b_tracking.ipynb #3bb61b76
+# %% ../nbs/07b_tracking.ipynb #09378bfa
 TRACKERS = dict(wandb=WandbTracker, tensorboard=TensorBoardTracker)
 
+# %% ../nbs/07b_tracking.ipynb #d6ba1d3f
+def _check_installed(name: str):
+    "Refuse tracker `name` if its package cannot be imported, saying how to install it."
+    try: importlib.import_module(TRACKERS[name].package)
+    except ImportError:
+        raise DisentlitError(f"tracking with {name} needs {TRACKERS[name].package}: pip install "
+                             f"'disentlit[{name}]'") from None
+
+# %% ../nbs/07b_tracking.ipynb #3bb61b76
 def check_tracker(name: str | None) -> str | None:
     "A tracker's name (None: none), checked: one of `TRACKERS`, its package installed."
     if name is None: return None
     if name not in TRACKERS:
         raise DisentlitError(f"unknown tracker {name!r}; accepted: {', '.join(TRACKERS)}")
-    try: importlib.import_module(TRACKERS[name].package)
-    except ImportError:
-        raise DisentlitError(f"tracking with {name} needs {TRACKERS[name].package}: pip install "
-                             f"'disentlit[{name}]'") from None
+    _check_installed(name)
     return name
 
 # %% ../nbs/07b_tracking.ipynb #563d4114

@@ -16,9 +16,10 @@ from .metrics import check_random_state, check_zy, standardise_columns
 # %% auto #0
 __all__ = ['UDR_CORRELATIONS', 'relative_strength', 'udr']
 
-# %% ../nbs/06a_udr.ipynb #9bb9dbea
+# %% ../nbs/06a_udr.ipynb #bb10a405
 UDR_CORRELATIONS = ("lasso", "spearman")
 
+# %% ../nbs/06a_udr.ipynb #9bb9dbea
 def _similarity(a, b, correlation: str, alpha: float, seed: int) -> np.ndarray:
     "|Lasso weights| of b regressed on a, or |Spearman correlations|: (D_a, D_b)."
     if correlation == "lasso":
