@@ -92,6 +92,11 @@ def _hints() -> dict:
     # fields only: no ClassVar
     return {f.name: hints[f.name] for f in dataclasses.fields(RunConfig)}
 
+# %% ../nbs/05_config.ipynb #230bc9ac
+def _type_name(kind: type) -> str:
+    "How a message names the type `kind`: float as 'number' (an int is one too), NoneType 'None'."
+    return "number" if kind is float else "None" if kind is type(None) else kind.__name__
+
 # %% ../nbs/05_config.ipynb #e7728e42
 def _check_type(key: str, value):
     """`DisentlitError` unless `value` has the type of `RunConfig`'s field `key` (a whole number is
@@ -100,9 +105,8 @@ def _check_type(key: str, value):
     kinds = typing.get_args(hint) or (hint,)                   # `int | None`: (int, NoneType)
     accepted = (*kinds, int) if float in kinds else kinds
     if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in kinds):
-        name = lambda k: "number" if k is float else "None" if k is type(None) else k.__name__
-        raise DisentlitError(f"run setting {key!r} must be a {' or '.join(map(name, kinds))}, got "
-                             f"{value!r}")
+        raise DisentlitError(f"run setting {key!r} must be a "
+                             f"{' or '.join(map(_type_name, kinds))}, got {value!r}")
 
 # %% ../nbs/05_config.ipynb #419c622e
 _DEVICE = re.compile(r"(cpu|cuda|mps)(:[0-9]+)?")    # the device names torch knows a run by
@@ -134,18 +138,23 @@ def check_setting(key: str,   # a field of `RunConfig`
         raise DisentlitError(f"unknown device {value!r}; accepted: cpu, cuda, cuda:N, mps")
     return value
 
+# %% ../nbs/05_config.ipynb #f72a0abf
+def _check_curve(config: RunConfig):
+    "`DisentlitError` unless the learning curve's settings in `config` have the settings they need."
+    if config.curve_metrics and config.eval_every is None:
+        raise DisentlitError("curve_metrics name what a learning curve scores: they need "
+                             "eval_every (steps between its points)")
+    if config.curve_metric_params and not config.curve_metrics:
+        raise DisentlitError("curve_metric_params set the curve_metrics' settings: give "
+                             "curve_metrics too (without "
+                             "them the curve scores with metrics, at metric_params)")
+
 # %% ../nbs/05_config.ipynb #fd34990b
 @patch
 def check(self: RunConfig) -> RunConfig:
     "Every setting checked (`check_setting`); the configuration itself."
     for f in dataclasses.fields(self): check_setting(f.name, getattr(self, f.name))
-    if self.curve_metrics and self.eval_every is None:
-        raise DisentlitError("curve_metrics name what a learning curve scores: they need "
-                             "eval_every (steps between its points)")
-    if self.curve_metric_params and not self.curve_metrics:
-        raise DisentlitError("curve_metric_params set the curve_metrics' settings: give "
-                             "curve_metrics too (without "
-                             "them the curve scores with metrics, at metric_params)")
+    _check_curve(self)
     return self
 
 # %% ../nbs/05_config.ipynb #c32e2893
@@ -155,20 +164,29 @@ def to_dict(self: RunConfig) -> dict:
     return dict(dataclasses.asdict(self), metrics=list(self.metrics),
                 curve_metrics=list(self.curve_metrics))
 
+# %% ../nbs/05_config.ipynb #b2e8e5dc
+def _check_keys(d, known: list[str]):
+    "`DisentlitError` unless `d` is a mapping whose keys are all in `known` (naming the first not)."
+    if not isinstance(d, dict): raise DisentlitError("a run configuration is a mapping of "
+                                                     f"settings, got {d!r}")
+    if unknown := sorted(set(d) - set(known)):
+        raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
+
+# %% ../nbs/05_config.ipynb #5f54e8c9
+def _json_tuples(d: dict) -> dict:
+    "A copy of the settings `d` with their metrics' lists as tuples (JSON keeps a tuple as a list)."
+    d = dict(d)
+    for k in ("metrics", "curve_metrics"):
+        if isinstance(d.get(k), list): d[k] = tuple(d[k])      # as JSON keeps it
+    return d
+
 # %% ../nbs/05_config.ipynb #fc569153
 @patch(cls_method=True)
 def from_dict(cls: RunConfig, d: dict) -> RunConfig:
     """A configuration from a mapping, checked; an unknown key or a value of the wrong type is
     refused by name."""
-    known = [f.name for f in dataclasses.fields(cls)]
-    if not isinstance(d, dict): raise DisentlitError("a run configuration is a mapping of "
-                                                     f"settings, got {d!r}")
-    if unknown := sorted(set(d) - set(known)):
-        raise DisentlitError(f"unknown run setting {unknown[0]!r}; accepted: {', '.join(known)}")
-    d = dict(d)
-    for k in ("metrics", "curve_metrics"):
-        if isinstance(d.get(k), list): d[k] = tuple(d[k])      # as JSON keeps it
-    return cls(**d).check()
+    _check_keys(d, [f.name for f in dataclasses.fields(cls)])
+    return cls(**_json_tuples(d)).check()
 
 # %% ../nbs/05_config.ipynb #7c3eeb98
 _DEFAULT = RunConfig()                  # every setting at its default

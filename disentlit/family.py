@@ -80,19 +80,25 @@ def gaussian_log_density(
     "log N(z; mu, exp(logvar)) elementwise (broadcasting)."
     return -0.5 * (_LOG_2PI + logvar + (z - mu).square() * (-logvar).exp())
 
-# %% ../nbs/03b_family.ipynb #9083870b
+# %% ../nbs/03b_family.ipynb #691bb985
 TC_ESTIMATORS = ("mws", "mss")
 
-def _log_weights(m: int, dataset_size: int, estimator: str, like: torch.Tensor) -> torch.Tensor:
-    "(M, M) log-weights of q(z_i|n_j) in the estimate of log q(z_i)."
-    n = float(dataset_size)
-    if estimator == "mws": return like.new_full((m, m), -math.log(n * m))
+# %% ../nbs/03b_family.ipynb #97ba9098
+def _mss_weights(m: int, n: float, like: torch.Tensor) -> torch.Tensor:
+    "(M, M) weights of q(z_i|n_j) in minibatch-stratified sampling, for a dataset of `n`."
     k = m - 1                                                       # M' of the stratified estimator
     w = like.new_full((m, m), 1.0 / k)
     rows = torch.arange(m, device=like.device)
     w[rows, (rows + 1) % m] = (n - k) / (n * k)
     w[rows, rows] = 1.0 / n
-    return w.log()
+    return w
+
+# %% ../nbs/03b_family.ipynb #9083870b
+def _log_weights(m: int, dataset_size: int, estimator: str, like: torch.Tensor) -> torch.Tensor:
+    "(M, M) log-weights of q(z_i|n_j) in the estimate of log q(z_i)."
+    n = float(dataset_size)
+    if estimator == "mws": return like.new_full((m, m), -math.log(n * m))
+    return _mss_weights(m, n, like).log()
 
 # %% ../nbs/03b_family.ipynb #cfe16ee9
 def _check_estimator(estimator: str) -> str:
@@ -412,6 +418,13 @@ FRAMEWORKS: dict[str, type[AE]] = {c.name: c for c in (AE, VAE, BetaVAE, AdaGVAE
 MODELS = ("conv64", "fc")
 _COMMON = ("obs_shape", "latents", "model", "width", "recon", "seed")
 
+# %% ../nbs/03b_family.ipynb #434e2225
+def _check_framework_name(name: str) -> str:
+    "`name` if it names a framework of `FRAMEWORKS`; `DisentlitError` listing them otherwise."
+    if name not in FRAMEWORKS:
+        raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    return name
+
 # %% ../nbs/03b_family.ipynb #6db33477
 def framework_params(
     name: str, # a framework's name in `FRAMEWORKS`
@@ -419,8 +432,7 @@ def framework_params(
 ) -> list[str]:
     """The keyword parameters `get_framework(name, ...)` accepts
     (`own`: only the framework's own, e.g. beta, gamma)."""
-    if name not in FRAMEWORKS:
-        raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    _check_framework_name(name)
     mine = [f.name for f in dataclasses.fields(FRAMEWORKS[name].Params)]
     return mine if own else [*_COMMON, *mine]
 
@@ -431,8 +443,7 @@ def check_own_params(
 ) -> dict: # `params` itself
     """`params` if they are all `name`'s own parameters (what `--param` may set),
     else `DisentlitError` listing those."""
-    if name not in FRAMEWORKS:
-        raise DisentlitError(f"unknown framework {name!r}; accepted: {', '.join(FRAMEWORKS)}")
+    _check_framework_name(name)
     own_params(FRAMEWORKS[name], params)   # unknown names and bad values: refused, as a build would
     return params
 

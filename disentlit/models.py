@@ -99,23 +99,35 @@ class DecoderConv64(nn.Module):
 
     def forward(self, z: torch.Tensor) -> torch.Tensor: return self.body(z)
 
-# %% ../nbs/03a_models.ipynb #f5449da7
+# %% ../nbs/03a_models.ipynb #346dc957
 MAX_LAYERS = 1000     # hidden layers a fully connected network may have
 
-def check_layers(sizes: Sequence[int], # the widths: input, hidden layers, output
-                 what: str, # the network, for the message
-                 ) -> list[int]:
-    """The widths of linear layers, each an integer >= 1,
-    their parameters fitting in memory, before any is made."""
+# %% ../nbs/03a_models.ipynb #5e219758
+def _check_widths(sizes, what: str):
+    """`DisentlitError` naming the network `what` unless `sizes` is a list or tuple of integers
+    >= 1 with at most `MAX_LAYERS` hidden layers."""
     if not isinstance(sizes, (list, tuple)) or any(
             isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1 for s in sizes):
         raise DisentlitError(f"{what}: layer widths must be integers >= 1, got {sizes!r}")
     if len(sizes) - 2 > MAX_LAYERS:
         raise DisentlitError(f"{what}: at most {MAX_LAYERS:,} hidden layers, "
                              f"got {len(sizes) - 2:,}")
+
+# %% ../nbs/03a_models.ipynb #cff56ab9
+def _check_fits(sizes: list, what: str):
+    "`DisentlitError` unless the float32 parameters of layers of widths `sizes` fit in memory."
     n = sum(int(i) * int(o) + int(o) for i, o in zip(sizes, sizes[1:]))
     check_memory(4 * n, f"{what}'s {n:,} parameters (float32)",
                  "give narrower or fewer hidden layers")
+
+# %% ../nbs/03a_models.ipynb #f5449da7
+def check_layers(sizes: Sequence[int], # the widths: input, hidden layers, output
+                 what: str, # the network, for the message
+                 ) -> list[int]:
+    """The widths of linear layers, each an integer >= 1,
+    their parameters fitting in memory, before any is made."""
+    _check_widths(sizes, what)
+    _check_fits(sizes, what)
     return [int(s) for s in sizes]
 
 # %% ../nbs/03a_models.ipynb #44c14324
@@ -254,6 +266,12 @@ def adam(
     try: return torch.optim.Adam(params, fused=True, **kwargs)
     except (RuntimeError, TypeError, ValueError): return torch.optim.Adam(params, **kwargs)
 
+# %% ../nbs/03a_models.ipynb #03f48b73
+def _cpu_capabilities() -> dict:
+    """The CPU's instruction sets as torch reports them (`amx_bf16`, `avx512_bf16`, ...); empty on a
+    torch too old to report them."""
+    return torch.cpu.get_capabilities() if hasattr(torch.cpu, "get_capabilities") else {}
+
 # %% ../nbs/03a_models.ipynb #bb9f26d6
 def native_bf16(
     device: torch.device | str, # a device, or its name
@@ -262,8 +280,7 @@ def native_bf16(
     AMX or AVX512-BF16 on a CPU, compute capability 8+ on CUDA."""
     device = torch.device(device)
     if device.type == "cuda": return torch.cuda.is_bf16_supported(including_emulation=False)
-    caps = (torch.cpu.get_capabilities()
-            if device.type == "cpu" and hasattr(torch.cpu, "get_capabilities") else {})
+    caps = _cpu_capabilities() if device.type == "cpu" else {}
     return bool(caps.get("amx_bf16") or caps.get("avx512_bf16"))
 
 # %% ../nbs/03a_models.ipynb #e00e8e5c
@@ -308,6 +325,22 @@ def count(default: int | None, doc: str, hint: str = "",
         return v
     return param(default, doc, check)
 
+# %% ../nbs/03a_models.ipynb #368dd6df
+def _check_names(cls: type, given: dict):
+    "`DisentlitError` unless every name in `given` is a field of `cls.Params` (naming those)."
+    fields = dataclasses.fields(cls.Params)
+    if unknown := [k for k in given if k not in {f.name for f in fields}]:
+        raise DisentlitError(f"framework {cls.name!r} has no parameter "
+                             f"{', '.join(map(repr, unknown))}; "
+                             f"accepted: {', '.join(f.name for f in fields) or '(none)'}")
+
+# %% ../nbs/03a_models.ipynb #0980b907
+def _checked(f: dataclasses.Field, value):
+    """`value` of the parameter `f`, checked by its field's check: as given where it has none, or
+    where it is None and so is the default."""
+    if f.metadata.get("check") is None or (value is None and f.default is None): return value
+    return f.metadata["check"](value, f.name)
+
 # %% ../nbs/03a_models.ipynb #c747cf00
 def own_params(
     cls: type, # a framework class (its `Params` declare its own parameters)
@@ -315,14 +348,9 @@ def own_params(
 ) -> dict:
     """Every own parameter of `cls`: those `given`, checked, the others at their defaults;
     `DisentlitError` names them."""
+    _check_names(cls, given)
     fields = dataclasses.fields(cls.Params)
-    if unknown := [k for k in given if k not in {f.name for f in fields}]:
-        raise DisentlitError(f"framework {cls.name!r} has no parameter "
-                             f"{', '.join(map(repr, unknown))}; "
-                             f"accepted: {', '.join(f.name for f in fields) or '(none)'}")
-    check = lambda f, v: v if f.metadata.get("check") is None or (v is None and f.default is None) \
-        else f.metadata["check"](v, f.name)
-    return {f.name: check(f, given.get(f.name, f.default)) for f in fields}
+    return {f.name: _checked(f, given.get(f.name, f.default)) for f in fields}
 
 # %% ../nbs/03a_models.ipynb #a740197e
 class AE(nn.Module):
@@ -453,6 +481,14 @@ def _skips_on_device(o: torch.optim.Optimizer) -> bool:
     fused Adam reads `found_inf` there (as AMP's scaler uses it)."""
     return isinstance(o, torch.optim.Adam) and bool(o.defaults.get("fused"))
 
+# %% ../nbs/03a_models.ipynb #6f5684f1
+def _fused_step(o: torch.optim.Optimizer, bad: torch.Tensor):
+    """One step of fused Adam `o` that leaves the parameters, the moments and the step count as they
+    were where `bad` (0-d bool) is set: no host sync."""
+    o.found_inf = bad.float()      # 1: fused Adam leaves parameters, moments and step count alone
+    try: o.step()
+    finally: del o.found_inf
+
 # %% ../nbs/03a_models.ipynb #d5b8bbc3
 def _log_copies(logs: dict, device) -> dict:
     """A step's logs as float32 0-d tensors of their own on `device`. Copies of their own: the loop
@@ -470,11 +506,7 @@ def _update(optimisers, # the optimisers to step
     for o in optimisers: o.zero_grad(set_to_none=True)
     if all(_skips_on_device(o) for o in optimisers):
         objective.backward()
-        for o in optimisers:
-            # 1: fused Adam leaves parameters, moments and step count alone
-            o.found_inf = bad.float()
-            try: o.step()
-            finally: del o.found_inf
+        for o in optimisers: _fused_step(o, bad)
     elif not bool(bad):                   # an optimiser that cannot skip on the device: a host sync
         objective.backward()
         for o in optimisers: o.step()

@@ -16,7 +16,7 @@ from torch.func import functional_call, vmap
 
 from .core import DisentlitError, progress_bar
 from .data import GroundTruthData
-from .models import _skips_on_device, AE
+from .models import _fused_step, _skips_on_device, AE
 from .family import FRAMEWORKS
 from .config import RunConfig
 from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored,
@@ -73,6 +73,14 @@ def _said(run: _Run, key: str) -> str:
 PACK_ENGINES = ("vmap", "loop")
 
 
+# %% ../nbs/05c_packed.ipynb #2549077d
+def _check_packed_settings(i: int, run: _Run):
+    "`DisentlitError` if run `i` asks for what a packed step does without: compile, channels_last."
+    for key in ("compile", "channels_last"):
+        if getattr(run.config, key):
+            raise DisentlitError(f"a packed run trains without {key}; "
+                                 f"run {i} asks for {key}=True")
+
 # %% ../nbs/05c_packed.ipynb #a9724e1d
 def _check_packable(i: int,    # the run's place in the pack
                     run: _Run,
@@ -82,10 +90,7 @@ def _check_packable(i: int,    # the run's place in the pack
     if not packable(type(run.framework)):
         raise DisentlitError(f"framework {run.framework.name!r} cannot train packed "
                              f"(its training step is its own); accepted: {', '.join(PACKABLE)}")
-    for key in ("compile", "channels_last"):
-        if getattr(run.config, key):
-            raise DisentlitError(f"a packed run trains without {key}; "
-                                 f"run {i} asks for {key}=True")
+    _check_packed_settings(i, run)
 
 # %% ../nbs/05c_packed.ipynb #4688d434
 def _check_pack(runs: list[_Run], engine):
@@ -168,10 +173,7 @@ def _adam_steps(runs: list[_Run], bads: list[torch.Tensor]):
     (`found_inf`), else after a look at the flag (a host sync, as 03a's `training_step` does)."""
     for r, bad in zip(runs, bads):
         for o in r.optimisers:
-            if _skips_on_device(o):
-                o.found_inf = bad.float()    # 1: this run's parameters, moments and step count stay
-                try: o.step()
-                finally: del o.found_inf
+            if _skips_on_device(o): _fused_step(o, bad)    # this run's alone, on the device
             elif not bool(bad): o.step()
 
 # %% ../nbs/05c_packed.ipynb #3921ec88

@@ -136,23 +136,30 @@ def _result_problem(result) -> str | None:
         return "its result holds values no run writes (not finite JSON)"
     return None
 
-# %% ../nbs/05b_runs.ipynb #1731f8da
-MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
+# %% ../nbs/05b_runs.ipynb #2707fcc6
+def _whole(v) -> bool:
+    "Whether `v` is a whole number: an int, not a bool."
+    return isinstance(v, int) and not isinstance(v, bool)
 
+# %% ../nbs/05b_runs.ipynb #8f5d1c68
+def _step_problem(state: dict) -> str | None:
+    "What is wrong with a checkpoint's step (None: nothing): a whole number >= 0, within its run."
+    step = state["step"]
+    if not _whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
+    steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
+    if _whole(steps) and step > steps: return f"step {step} is past its run's last step ({steps})"
+    return None
+
+# %% ../nbs/05b_runs.ipynb #1731f8da
 def _checkpoint_problem(state) -> str | None:
     "What is wrong with a checkpoint's contents, as a run would resume from them (None: nothing)."
-    whole = lambda v: isinstance(v, int) and not isinstance(v, bool)
     if not isinstance(state, dict): return "not a checkpoint's mapping"
     if missing := sorted({"config", "step", "model", "optimisers", "data_rng", "noise_rng"}
                          - set(state)):
         return f"it has no {', '.join(missing)}"
     if "format" not in state: return "it has no format"       # every format since the first has one
-    if not whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
-    step = state["step"]
-    if not whole(step) or step < 0: return f"step {step!r} is not a whole number >= 0"
-    steps = state["config"].get("steps") if isinstance(state["config"], dict) else None
-    if whole(steps) and step > steps: return f"step {step} is past its run's last step ({steps})"
-    return _parts_problem(state) or _result_problem(state.get("result"))
+    if not _whole(state["format"]) or state["format"] < 1: return f"format {state['format']!r}"
+    return _step_problem(state) or _parts_problem(state) or _result_problem(state.get("result"))
 
 # %% ../nbs/05b_runs.ipynb #37a2cab5
 def _check_archive(data: bytes, path: Path):
@@ -173,6 +180,9 @@ def _torch_load(data: bytes, path: Path, map_location=None):
     except Exception as e:
         raise DisentlitError(f"corrupt checkpoint {path}: {type(e).__name__}: "
                              f"{str(e).splitlines()[0] if str(e) else ''}") from None
+
+# %% ../nbs/05b_runs.ipynb #8ee8f236
+MAX_CHECKPOINT_BYTES = 2 ** 32     # 4 GiB: the Table A3 networks' checkpoints are a few MB
 
 # %% ../nbs/05b_runs.ipynb #f9e0cc13
 def read_checkpoint(path: Path, map_location=None) -> dict:
@@ -290,6 +300,11 @@ def load_state(framework: AE, state_dict: dict, where):
         raise DisentlitError(f"checkpoint {where} does not fit this model: "
                              f"{str(e).splitlines()[0]}") from None
 
+# %% ../nbs/05b_runs.ipynb #b2283402
+def _nonnegative(x) -> bool:
+    "Whether `x` is a finite number >= 0 (a bool is not a number)."
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+
 # %% ../nbs/05b_runs.ipynb #bd029b3f
 def _hyperparameter_problem(group: dict) -> str | None:
     """What is wrong with an optimiser's parameter group (None: nothing): a hyperparameter that is
@@ -297,9 +312,17 @@ def _hyperparameter_problem(group: dict) -> str | None:
     for k, v in group.items():
         values = v if k == "betas" and isinstance(v, (tuple, list)) else [v]
         if k in ("lr", "eps", "weight_decay", "momentum", "betas", "alpha") and not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool)
-                and math.isfinite(x) and x >= 0 for x in values):
+                _nonnegative(x) for x in values):
             return f"its optimiser's {k} is {v!r}, not a finite number >= 0"
+    return None
+
+# %% ../nbs/05b_runs.ipynb #954a671e
+def _moment_problem(o: torch.optim.Optimizer, p: torch.Tensor) -> str | None:
+    "What is wrong with the moments `o` keeps of parameter `p` (None: nothing): a shape not `p`'s."
+    for name, t in o.state.get(p, {}).items():
+        if torch.is_tensor(t) and t.dim() and t.shape != p.shape:
+            return (f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter "
+                    f"{tuple(p.shape)}")
     return None
 
 # %% ../nbs/05b_runs.ipynb #c533c3f7
@@ -310,10 +333,7 @@ def _optimiser_problem(o: torch.optim.Optimizer) -> str | None:
     for g in o.param_groups:
         if problem := _hyperparameter_problem(g): return problem
         for p in g["params"]:
-            for name, t in o.state.get(p, {}).items():
-                if torch.is_tensor(t) and t.dim() and t.shape != p.shape:
-                    return (f"its optimiser's {name} has shape {tuple(t.shape)}, its parameter "
-                            f"{tuple(p.shape)}")
+            if problem := _moment_problem(o, p): return problem
     return None
 
 # %% ../nbs/05b_runs.ipynb #0e5e665d

@@ -47,6 +47,15 @@ def plain_fit(framework: AE,          # a framework (`get_framework`)
         losses.append(loss.item())
     return losses
 
+# %% ../nbs/05a_training.ipynb #a7cc44b0
+def _check_present(device: torch.device) -> torch.device:
+    "`device` if this machine has it; `DisentlitError` for a CUDA or MPS device it lacks."
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise DisentlitError("device 'mps': not available here; use cpu")
+    return device
+
 # %% ../nbs/05a_training.ipynb #1b2d02d3
 def resolve_device(device=None) -> torch.device:
     """A torch device from a name (default: cuda when there is one, else cpu); `DisentlitError` if
@@ -56,11 +65,16 @@ def resolve_device(device=None) -> torch.device:
     # torch knows more ('meta', 'xla'): none trains a run
     if device.type not in ("cpu", "cuda", "mps"):
         raise DisentlitError(f"unknown device {str(device)!r}; accepted: cpu, cuda, cuda:N, mps")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise DisentlitError(f"device {str(device)!r}: no CUDA GPU here; use cpu")
-    if device.type == "mps" and not torch.backends.mps.is_available():
-        raise DisentlitError("device 'mps': not available here; use cpu")
-    return device
+    return _check_present(device)
+
+# %% ../nbs/05a_training.ipynb #cd7b3080
+def _check_tf32(precision: str, device: torch.device) -> str:
+    "`precision`, unless it is 'tf32' off CUDA (TensorFloat-32 is a format of its tensor cores)."
+    if precision == "tf32" and device.type != "cuda":
+        raise DisentlitError(f"precision 'tf32' runs on a CUDA GPU only (TensorFloat-32 is a "
+                             f"format of its tensor cores), not on {device.type}; use fp32 or "
+                             "bf16 there")
+    return precision
 
 # %% ../nbs/05a_training.ipynb #55e1202c
 def resolve_precision(precision: str,         # one of `PRECISION_CHOICES`
@@ -68,10 +82,7 @@ def resolve_precision(precision: str,         # one of `PRECISION_CHOICES`
                       ) -> str:
     """'auto' -> 'bf16' on a CPU with native bf16 arithmetic (`native_bf16`), else 'fp32' (on CUDA
     too: bf16 measured slower there, see above); others unchanged, but 'tf32' refused off CUDA."""
-    if precision == "tf32" and device.type != "cuda":
-        raise DisentlitError(f"precision 'tf32' runs on a CUDA GPU only (TensorFloat-32 is a "
-                             f"format of its tensor cores), not on {device.type}; use fp32 or "
-                             "bf16 there")
+    _check_tf32(precision, device)
     if precision != "auto": return precision
     return "bf16" if device.type == "cpu" and native_bf16(device) else "fp32"
 
@@ -92,9 +103,10 @@ def tf32_for(precision: str,        # the run's resolved precision
 class SlowPrecisionWarning(UserWarning):
     "bf16 asked for on a device that emulates it."
 
-# %% ../nbs/05a_training.ipynb #b39b28a1
-_WARNED_BF16: set = set()
+# %% ../nbs/05a_training.ipynb #79966183
+_WARNED_BF16: set = set()          # the device types warned about already: once each
 
+# %% ../nbs/05a_training.ipynb #b39b28a1
 def warn_slow_bf16(device: torch.device):
     "Warn once per device type when `device` has no native bf16 arithmetic (`native_bf16`)."
     if native_bf16(device) or device.type in _WARNED_BF16: return
@@ -105,9 +117,10 @@ def warn_slow_bf16(device: torch.device):
                   "68 against 939 images/s); use precision fp32",
                   SlowPrecisionWarning, stacklevel=3)
 
-# %% ../nbs/05a_training.ipynb #b4cb4eb4
+# %% ../nbs/05a_training.ipynb #41114a8e
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3               # mallopt's parameter numbers (malloc.h)
 
+# %% ../nbs/05a_training.ipynb #b4cb4eb4
 def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 30) -> bool:
     """Ask glibc to serve blocks up to `mmap_threshold` bytes from its heap and to keep up to
     `trim_threshold` freed bytes, so a step reuses the last step's memory instead of mapping and
@@ -121,13 +134,9 @@ def tune_allocator(mmap_threshold: int = 256 << 20, trim_threshold: int = 1 << 3
     return (bool(mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)))
             and bool(mallopt(_M_TRIM_THRESHOLD, int(trim_threshold))))
 
-# %% ../nbs/05a_training.ipynb #916d4ff7
-def ready(framework: AE,          # a framework
-          data: GroundTruthData,  # the dataset it will train on
-          batch_size: int,        # the training batch size
-          ):
-    """The checks of a framework against its dataset, then its `setup` hook: once, before a run
-    makes anything."""
+# %% ../nbs/05a_training.ipynb #2e62c0bb
+def _check_framework(framework: AE, data: GroundTruthData):
+    "`DisentlitError` unless `framework` is a framework (an `AE`) taking the channels of `data`."
     if not isinstance(framework, AE):
         raise DisentlitError("expected a framework (an AE subclass), got "
                              f"{type(framework).__name__}")
@@ -135,6 +144,15 @@ def ready(framework: AE,          # a framework
     if getattr(framework.encoder, "channels", C) != C:
         raise DisentlitError(f"the framework expects {framework.encoder.channels} channels, the "
                              f"dataset has {C}")
+
+# %% ../nbs/05a_training.ipynb #916d4ff7
+def ready(framework: AE,          # a framework
+          data: GroundTruthData,  # the dataset it will train on
+          batch_size: int,        # the training batch size
+          ):
+    """The checks of a framework against its dataset, then its `setup` hook: once, before a run
+    makes anything."""
+    _check_framework(framework, data)
     framework.setup(data, batch_size)
 
 # %% ../nbs/05a_training.ipynb #c9321862
