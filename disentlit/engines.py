@@ -241,18 +241,24 @@ def _cancel(job):
 # %% ../nbs/08ba_engines.ipynb #ce2d2b39
 def _job_file(folder: Path, run_id: str) -> Path: return folder / "jobs" / f"{run_id}.json"
 
-# %% ../nbs/08ba_engines.ipynb #c1a0ba14
-def _earlier_job(folder: Path, cluster: str, run_id: str):
-    """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
-    one, or still runs."""
-    import submitit
-    if not (path := _job_file(folder, run_id)).exists(): return None
+# %% ../nbs/08ba_engines.ipynb #f1018c87
+def _read_job_note(path: Path, run_id: str) -> dict | None:
+    "The job note at `path`; None, with a warning, if it cannot be read (run `run_id` goes again)."
     try:
         held = parse_json(read_file(path, "job note", 4096), "job note", path)
         if not (isinstance(held, dict) and isinstance(held.get("job"), str)):
             raise DisentlitError(f"corrupt job note {path}: not a job's")
     except DisentlitError as e:
         warnings.warn(f"{e}; run {run_id} is submitted again"); return None
+    return held
+
+# %% ../nbs/08ba_engines.ipynb #c1a0ba14
+def _earlier_job(folder: Path, cluster: str, run_id: str):
+    """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
+    one, or still runs."""
+    import submitit
+    if not (path := _job_file(folder, run_id)).exists(): return None
+    if (held := _read_job_note(path, run_id)) is None: return None
     if held.get("cluster") != cluster: return None
     job = dict(slurm=submitit.SlurmJob, local=submitit.LocalJob)[cluster](folder, held["job"])
     return job if job.paths.result_pickle.exists() or not _ended(job) else None
