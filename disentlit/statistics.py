@@ -354,10 +354,11 @@ def _write_claims(rows: list[dict], source: str, path):
     others = [r for r in old if r["source"] != source]
     write_csv(Path(path), others[:at] + [dict(r) for r in rows] + others[at:])
 
-# %% ../nbs/08c_statistics.ipynb #c1a0bc15
+# %% ../nbs/08c_statistics.ipynb #c92a9f05
 _REWRITE = ("run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) "
             "and commit the table")
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc15
 def _check_claims(rows: list[dict], source: str, path):
     """`DisentlitError` naming the first difference between `rows` and `source`'s rows of the claims
     table at `path`: a row missing, a field that differs, a row no longer computed."""
