@@ -52,17 +52,23 @@ def results_frame(db_path: str | Path,        # a results database
         out.append(row)
     return out
 
+# %% ../nbs/08d_analysis.ipynb #d2eca27f
+def _curve_point(row: dict, step: int) -> dict:
+    """The point of `row`'s learning curve scored at `step`; if there is none, an error naming the
+    steps it was scored at."""
+    steps = [p["step"] for p in row.get("curve") or []]
+    if step not in steps:
+        raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; "
+                             f"it was at {steps}")
+    return row["curve"][steps.index(step)]
+
 # %% ../nbs/08d_analysis.ipynb #abe0f821
 def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
            step: int,   # one of its scored steps
            ) -> dict:
     """`row` as it stood at `step` of its learning curve: that point's scores, active latents and
     squares drawn."""
-    steps = [p["step"] for p in row.get("curve") or []]
-    if step not in steps:
-        raise DisentlitError(f"row_at: run {row.get('id')} was not scored at step {step}; "
-                             f"it was at {steps}")
-    p = row["curve"][steps.index(step)]
+    p = _curve_point(row, step)
     out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"],
                collapsed=p["active_latents"] == 0, channels_drawn=p["channels_drawn"])
     if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
@@ -233,14 +239,10 @@ def plot_learning_curves(rows,               # `results_frame`'s rows (those wit
     axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
     return fig
 
-# %% ../nbs/08d_analysis.ipynb #5dbb6cc9
-def settled_step(rows,                                    # rows with a learning curve (either kind)
-                 metrics=("mig", "dci.disentanglement"),  # the scores that must hold still
-                 tol: float = 0.02,                       # how far a score may still move after it
-                 ) -> int:
-    """The first scored step after which no run's score in `metrics` moves by more than `tol` from
-    its value there."""
-    curves = [r.get("curve") or [] for r in rows]
+# %% ../nbs/08d_analysis.ipynb #46b430ba
+def _shared_steps(curves: list[list[dict]], metrics) -> list[int]:
+    """The steps at which every curve is scored, each of its points scoring all of `metrics`; an
+    error otherwise (`settled_step` compares the runs step by step)."""
     if not curves or not all(curves):
         raise DisentlitError("settled_step needs runs with a learning curve (eval_every)")
     steps = [p["step"] for p in curves[0]]
@@ -250,9 +252,25 @@ def settled_step(rows,                                    # rows with a learning
     if missing := {m for c in curves for p in c for m in metrics if m not in p["metrics"]}:
         raise DisentlitError(f"settled_step: {', '.join(sorted(missing))} not scored at every "
                              "point of every curve")
-    still = lambda c, i: all(abs(p["metrics"][m] - c[i]["metrics"][m]) <= tol + 1e-12
-                             for p in c[i + 1:] for m in metrics)
-    return next(s for i, s in enumerate(steps) if all(still(c, i) for c in curves))
+    return steps
+
+# %% ../nbs/08d_analysis.ipynb #b6965821
+def _held(curve: list[dict], i: int, metrics, tol: float) -> bool:
+    """Whether no score in `metrics` moves by more than `tol` (and a rounding error) from its value
+    at point `i` of `curve`, at any later point: the rule `settled_step` applies."""
+    return all(abs(p["metrics"][m] - curve[i]["metrics"][m]) <= tol + 1e-12
+               for p in curve[i + 1:] for m in metrics)
+
+# %% ../nbs/08d_analysis.ipynb #5dbb6cc9
+def settled_step(rows,                                    # rows with a learning curve (either kind)
+                 metrics=("mig", "dci.disentanglement"),  # the scores that must hold still
+                 tol: float = 0.02,                       # how far a score may still move after it
+                 ) -> int:
+    """The first scored step after which no run's score in `metrics` moves by more than `tol` from
+    its value there."""
+    curves = [r.get("curve") or [] for r in rows]
+    steps = _shared_steps(curves, metrics)
+    return next(s for i, s in enumerate(steps) if all(_held(c, i, metrics, tol) for c in curves))
 
 # %% ../nbs/08d_analysis.ipynb #3234394d
 # (setting, its reference level, figure name)

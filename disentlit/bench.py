@@ -278,6 +278,15 @@ class SyncCounter(TorchDispatchMode):
                 self.count += 1
         return out
 
+# %% ../nbs/10a_bench.ipynb #57abfb00
+def _syncs_in_fit(data, framework: str, steps: int, batch_size: int, device, params) -> int:
+    "Host syncs of one whole `fit` of `steps` steps (its set-up included), of a fresh `framework`."
+    fw = framework_for(data, framework, seed=0, **(params or {}))
+    with SyncCounter() as c:
+        fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False,
+            device=device, allocator=False)
+    return c.count
+
 # %% ../nbs/10a_bench.ipynb #6d65bcca
 def host_syncs_per_step(data: GroundTruthData,   # the dataset
                         framework: str = "betavae",  # the framework
@@ -288,11 +297,7 @@ def host_syncs_per_step(data: GroundTruthData,   # the dataset
     "Host syncs per training step of `fit`: counted over 6 steps minus those over 2, over 4."
     counts = []
     for steps in (2, 6):
-        fw = framework_for(data, framework, seed=0, **(params or {}))
-        with SyncCounter() as c:
-            fit(fw, data, RunConfig(steps=steps, batch_size=batch_size), progress=False,
-                device=device, allocator=False)
-        counts.append(c.count)
+        counts.append(_syncs_in_fit(data, framework, steps, batch_size, device, params))
     return (counts[1] - counts[0]) / 4
 
 # %% ../nbs/10a_bench.ipynb #89a98cc3
@@ -309,14 +314,20 @@ def projected_hours(images_per_second: float,   # a training throughput
              (runs, pairs, steps) in TABLE_A4.items()}
     return {k: sig(v, 4) for k, v in dict(hours, total=sum(hours.values())).items()}
 
-# %% ../nbs/10a_bench.ipynb #f58614aa
-def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
-    "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone."
-    code = ("import json; from disentlit.bench import _fit_steps; from disentlit.catalog import "
+# %% ../nbs/10a_bench.ipynb #80f17474
+def _untuned_code(dataset, steps, batch_size, seed, precision, channels_last) -> str:
+    """The program `_untuned_steps` runs in the fresh process: a beta-VAE `fit` (`_fit_steps`) that
+    leaves the allocator alone, its step times printed as JSON on its last line."""
+    return ("import json; from disentlit.bench import _fit_steps; from disentlit.catalog import "
             "get_dataset\n"
             f"d = get_dataset({dataset!r}); d.channel_stats()\n"
             f"print(json.dumps(_fit_steps(d, 'betavae', {steps}, {batch_size}, {seed}, "
             f"{precision!r}, {channels_last}, allocator=False)[0]))")
+
+# %% ../nbs/10a_bench.ipynb #f58614aa
+def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
+    "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone."
+    code = _untuned_code(dataset, steps, batch_size, seed, precision, channels_last)
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DISENTLIT_MALLOC": "0"},
                          capture_output=True, text=True)
     if out.returncode: raise DisentlitError("the untuned-allocator baseline failed: "
@@ -528,20 +539,29 @@ def bench_packed(ks: Sequence[int] = (1, 2, 4, 8),  # the pack sizes timed
                 plain_fp32_images_per_s=round(plain[0], 1), fit_images_per_s=round(alone[0], 1),
                 packs=rows)
 
+# %% ../nbs/10a_bench.ipynb #3d80beeb
+def _ceiling_share(row: dict) -> str:
+    "A pack's share of `GPU_CEILING_IMAGES_PER_S`, as `packed_text` shows it ('' off CUDA)."
+    return (f"   {100 * row['share_of_ceiling']:.1f}% of "
+            f"~{GPU_CEILING_IMAGES_PER_S:,} img/s"
+            if "share_of_ceiling" in row else "")
+
+# %% ../nbs/10a_bench.ipynb #499dbc55
+def _pack_line(row: dict) -> str:
+    "`packed_text`'s line of one pack size: its images per second and its ratios (`_pack_rows`)."
+    return (f"  K={row['K']}: {row['images_per_s']:10.1f} img/s   ratio {row['ratio_plain']:.2f}x "
+            f"the plain loop, {row['ratio_alone']:.2f}x fit alone "
+            f"(medians {row['median_ratio_plain']:.2f}x, {row['median_ratio_alone']:.2f}x)"
+            f"{_ceiling_share(row)}")
+
 # %% ../nbs/10a_bench.ipynb #9c41f149
 def packed_text(r: dict) -> str:
     """What `disentlit bench train --pack` prints for the result `r` of `bench_packed` at one
     precision."""
-    share = lambda row: (f"   {100 * row['share_of_ceiling']:.1f}% of "
-                         f"~{GPU_CEILING_IMAGES_PER_S:,} img/s"
-                         if "share_of_ceiling" in row else "")
     return "\n".join(
         [f"fit_packed ({r['engine']}) vs the plain loop and fit alone: {r['framework']} (Table A3) "
          f"on XYSquares, batch {r['batch_size']} a run, {r['precision']}, {r['device']}, "
          f"{r['torch_threads']} torch threads, best of {r['repeats']} x {r['steps']} steps",
          f"  one model: plain fp32 loop {r['plain_fp32_images_per_s']:.1f} img/s, fit "
          f"{r['fit_images_per_s']:.1f} img/s"]
-        + [f"  K={row['K']}: {row['images_per_s']:10.1f} img/s   ratio {row['ratio_plain']:.2f}x "
-           f"the plain loop, {row['ratio_alone']:.2f}x fit alone "
-           f"(medians {row['median_ratio_plain']:.2f}x, {row['median_ratio_alone']:.2f}x)"
-           f"{share(row)}" for row in r["packs"]])
+        + [_pack_line(row) for row in r["packs"]])

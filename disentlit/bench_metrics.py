@@ -232,17 +232,22 @@ def naive_infomec_nmi(z, y, n_neighbors: int = 10, seed: int = 0) -> np.ndarray:
                       / mutual_info_score(y[:, k], y[:, k]) for j in range(z.shape[1])]
                      for k in range(y.shape[1])])
 
+# %% ../nbs/10b_bench_metrics.ipynb #60db5374
+def _spearman_matrix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    "|Spearman| of each latent of `x` (rows) with each of `y` (columns), a `spearmanr` call each."
+    from scipy.stats import spearmanr
+    return np.array([[abs(spearmanr(x[:, i], y[:, j])[0])
+                      for j in range(y.shape[1])] for i in range(x.shape[1])])
+
 # %% ../nbs/10b_bench_metrics.ipynb #5e9f6f56
 def naive_udr_spearman(reps) -> np.ndarray:
     "UDR model scores (Spearman), one `spearmanr` call per pair of latents of each pair of models."
-    from scipy.stats import spearmanr
     M = len(reps)
     pair = np.zeros((M, M))
     for a in range(M):
         for b in range(M):
             if a == b: continue
-            R = np.array([[abs(spearmanr(reps[a][:, i], reps[b][:, j])[0])
-                           for j in range(reps[b].shape[1])] for i in range(reps[a].shape[1])])
+            R = _spearman_matrix(reps[a], reps[b])
             pair[a, b] = relative_strength(R)
     return np.array([np.median(np.delete(pair[:, m], m)) for m in range(M)])
 
@@ -313,18 +318,29 @@ def bench_metric_functions(n: int = 10_000,   # training samples (and half as ma
     out["new_metrics"] = rows
     return out
 
+# %% ../nbs/10b_bench_metrics.ipynb #2e924416
+def _suite_line(r: dict) -> str:
+    """`functions_text`'s line of the full suite: its seconds, then each metric's (sampling,
+    encoding and the total left out)."""
+    per = ", ".join(f"{m} {v:.1f}" for m, v in r["suite_breakdown"].items()
+                    if m not in ("sample", "encode", "total"))
+    return (f"  full suite through evaluate (9 metrics)   {r['suite_seconds']:8.1f} s   "
+            f"({per} s)")
+
+# %% ../nbs/10b_bench_metrics.ipynb #c58f2531
+def _metric_line(m: str, row: dict) -> str:
+    "`functions_text`'s line of newer metric `m`: both sides' seconds, the ratio, the difference."
+    return (f"  {m:<11} {row['seconds']:8.3f} s against "
+            f"{row['straightforward_seconds']:8.3f} s "
+            f"straightforward   speed-up {row['speedup']:6.2f} x   "
+            f"(scores differ by {row['max_score_difference']:.1g})")
+
 # %% ../nbs/10b_bench_metrics.ipynb #e8145554
 def functions_text(r: dict) -> str:
     lines = [f"newer metrics on arrays ({r['n_train']:,} train + {r['n_test']:,} test samples, "
              f"{r['latents']} latents, {r['factors']} factors), best of {r['repeats']}"]
     if "suite_seconds" in r:
-        per = ", ".join(f"{m} {v:.1f}" for m, v in r["suite_breakdown"].items()
-                        if m not in ("sample", "encode", "total"))
-        lines.append(f"  full suite through evaluate (9 metrics)   {r['suite_seconds']:8.1f} s   "
-                     f"({per} s)")
+        lines.append(_suite_line(r))
     for m, row in r["new_metrics"].items():
-        lines.append(f"  {m:<11} {row['seconds']:8.3f} s against "
-                     f"{row['straightforward_seconds']:8.3f} s "
-                     f"straightforward   speed-up {row['speedup']:6.2f} x   "
-                     f"(scores differ by {row['max_score_difference']:.1g})")
+        lines.append(_metric_line(m, row))
     return "\n".join(lines)

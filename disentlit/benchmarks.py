@@ -175,15 +175,20 @@ BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what e
                "--param": ("train",), "--device": ("train",), "--compile": ("train",),
                "--no-allocator": ("train",), "--pack": ("train",)}
 
-# %% ../nbs/10c_benchmarks.ipynb #01280d89
-def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed
-                  ) -> dict:
-    "`run_bench`'s arguments from `disentlit bench`'s flags (not `--param`); others' flags refused."
+# %% ../nbs/10c_benchmarks.ipynb #31683c94
+def _refuse_other_flags(args: argparse.Namespace):
+    "An error naming the first flag given that goes with another benchmark than `args.what`."
     for flag, whats in BENCH_FLAGS.items():    # a flag of another benchmark is refused, not ignored
         if (getattr(args, flag[2:].replace("-", "_")) not in (None, False, [])
                 and args.what not in whats):
             raise DisentlitError(f"{flag} goes with bench {' or '.join(whats)}, "
                                  f"not bench {args.what}")
+
+# %% ../nbs/10c_benchmarks.ipynb #01280d89
+def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parsed
+                  ) -> dict:
+    "`run_bench`'s arguments from `disentlit bench`'s flags (not `--param`); others' flags refused."
+    _refuse_other_flags(args)
     given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
                  precision=args.precision, reference=args.reference, steps=args.steps,
                  framework=args.framework, device=args.device, pack=args.pack)

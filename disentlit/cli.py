@@ -159,20 +159,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             add(s); _output_flags(s, json_help); s.set_defaults(run=run)
     return p
 
+# %% ../nbs/11_cli.ipynb #2a7df051
+def _at_most(args):
+    "`--pairs` and `--traversals`, when given, checked against their largest values."
+    from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
+    if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
+        _fail(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
+    if getattr(args, "traversals", None) is not None and args.traversals > MAX_TRAVERSALS:
+        _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
+
 # %% ../nbs/11_cli.ipynb #a7c3e5d1
 def _positive(args):
     "Counts and seeds given as flags, checked before a command does anything."
     from disentlit.core import check_seed
-    from disentlit.distances import MAX_PAIRS, MAX_TRAVERSALS
     for key in ("batch_size", "repeats", "pairs", "traversals", "steps", "latents",
                 "checkpoint_every"):
         v = getattr(args, key, None)
         if v is not None and v < 1: _fail(f"--{key.replace('_', '-')} must be >= 1, got {v}")
     if getattr(args, "seed", None) is not None: check_seed(args.seed, "--seed")
-    if getattr(args, "pairs", None) is not None and args.pairs > MAX_PAIRS:
-        _fail(f"--pairs must be at most {MAX_PAIRS:,}, got {args.pairs:,}")
-    if getattr(args, "traversals", None) is not None and args.traversals > MAX_TRAVERSALS:
-        _fail(f"--traversals must be at most {MAX_TRAVERSALS:,}, got {args.traversals:,}")
+    _at_most(args)
 
 # %% ../nbs/11_cli.ipynb #0326be80
 def _safe_streams() -> bool:
@@ -274,21 +279,32 @@ def _add_datasets(d):
 TRAIN_FLAGS = dict(dataset_params="--set", framework_params="--param", loss_params="--loss-param",
                    metric_params="--metric-param", curve_metric_params="--curve-metric-param")
 
-# %% ../nbs/11_cli.ipynb #31f9e28e
-def train_config(args):
-    """The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics'
-    names checked."""
-    from disentlit.config import config_from_flags
-    from disentlit.evaluation import metric_plan
+# %% ../nbs/11_cli.ipynb #6bea6d63
+def _framework_params(args) -> dict:
+    "The framework's parameters of `disentlit train`'s flags: `--param`'s, checked, and `--beta`."
     from disentlit.family import check_own_params
     params = check_own_params(args.framework, parse_params(args.framework_params, "--param"))
     if args.beta is not None:
         if "beta" in params: _fail("give beta once: --beta or --param beta=...")
         params["beta"] = args.beta
-    config = config_from_flags(args, parse_params, TRAIN_FLAGS, framework_params=params)
+    return params
+
+# %% ../nbs/11_cli.ipynb #13cbffea
+def _check_metrics(config):
+    "The metrics `config` scores (at the end, and along the curve) checked, with their settings."
+    from disentlit.evaluation import metric_plan
     metric_plan(list(config.metrics), config.metric_params or None)   # unknown: refused up front
     if config.curve_metrics:
         metric_plan(list(config.curve_metrics), config.curve_metric_params or None)
+
+# %% ../nbs/11_cli.ipynb #31f9e28e
+def train_config(args):
+    """The `RunConfig` of `disentlit train`'s flags; the framework's parameters and the metrics'
+    names checked."""
+    from disentlit.config import config_from_flags
+    params = _framework_params(args)
+    config = config_from_flags(args, parse_params, TRAIN_FLAGS, framework_params=params)
+    _check_metrics(config)
     return config
 
 # %% ../nbs/11_cli.ipynb #9fda433f
@@ -410,21 +426,25 @@ def _metric_rows(result: dict) -> list[list[str]]:
     return [[label, f"{result[m][key]:.4f}"] for m in METRIC_NAMES if m in result
             for key, label in pick[m]]
 
+# %% ../nbs/11_cli.ipynb #d34ad181
+def _evaluate_text(args, out: dict) -> str:
+    "What `disentlit evaluate` prints for people: the `evaluate_run` result `out` of a run."
+    from disentlit.core import text_table
+    info = out["info"]
+    return "\n".join([f"{args.run_dir}: {out['framework']} on {out['dataset']}",
+                      text_table([["metric", "score"]] + _metric_rows(out)),
+                      f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, "
+                      f"{out['seconds']:.1f} s (seed {args.seed})"])
+
 # %% ../nbs/11_cli.ipynb #e0113bfe
 def cmd_evaluate(args) -> int:
     "`disentlit evaluate`: the disentanglement metrics of a trained run directory."
-    from disentlit.core import text_table
     from disentlit.evaluation import evaluate_run
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     out = evaluate_run(args.run_dir, metrics=metrics, seed=args.seed, batch_size=args.batch_size,
                        progress=not args.quiet, fast=not args.exact,
                        allow_unfinished=args.allow_unfinished)
-    info = out["info"]
-    text = "\n".join([f"{args.run_dir}: {out['framework']} on {out['dataset']}",
-                      text_table([["metric", "score"]] + _metric_rows(out)),
-                      f"{info['draws']:,} draws, {info['encoded']:,} observations encoded once, "
-                      f"{out['seconds']:.1f} s (seed {args.seed})"])
-    _emit(out, args.json, text)
+    _emit(out, args.json, _evaluate_text(args, out))
     return 0
 
 # %% ../nbs/11_cli.ipynb #621f6f4d
@@ -449,18 +469,23 @@ def _add_evaluate(e):
                    help="DCI (and DCI-ES) with the reference's gradient boosting (slow) instead of "
                         "the fast mode")
 
+# %% ../nbs/11_cli.ipynb #54e7b369
+def _distances_table(r: dict) -> str:
+    "Table A1 of the report `r`: each factor's mean, spread and Spearman, then random pairs'."
+    from disentlit.core import text_table
+    spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
+    return text_table([["factor", "mean", "std", "spearman"]] +
+                      [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", spearman(f)]
+                       for f in r["factors"]] +
+                      [["random", f"{r['random']['mean']:.5f}",
+                        f"{r['random']['std']:.5f}", ""]])
+
 # %% ../nbs/11_cli.ipynb #e9451462
 def _distances_text(data, args, r: dict) -> str:
     "What `disentlit distances` prints for people: the report `r` of `data` under `args.loss`."
-    from disentlit.core import text_table
-    spearman = lambda f: "" if f.get("spearman") is None else f"{f['spearman']:.3f}"
     lines = [f"{data!r}",
              f"perceived distance: {args.loss}, {args.pairs:,} pairs per row (seed {args.seed})",
-             text_table([["factor", "mean", "std", "spearman"]] +
-                        [[f["name"], f"{f['mean']:.5f}", f"{f['std']:.5f}", spearman(f)]
-                         for f in r["factors"]] +
-                        [["random", f"{r['random']['mean']:.5f}",
-                          f"{r['random']['std']:.5f}", ""]]),
+             _distances_table(r),
              f"mean Spearman correlation along traversals: {r['spearman']:.3f}   "
              f"({r['seconds']:.1f} s)"]
     return "\n".join(lines)

@@ -151,17 +151,12 @@ def _submitit(cluster: str = "slurm"):
                              "the cluster's login node; cluster local runs the jobs here)")
     return submitit
 
-# %% ../nbs/08ba_engines.ipynb #789dfcb7
+# %% ../nbs/08ba_engines.ipynb #ca6a4367
 SUBMITIT_CLUSTERS = ("slurm", "local")  # the executors the engine drives: Slurm's, local
 
-def _check_submitit_options(options: dict):
-    """The submitit engine's settings: a cluster it knows, a partition's name, positive whole
-    numbers, memory in GB."""
-    if (c := options.get("cluster", "slurm")) not in SUBMITIT_CLUSTERS:
-        raise DisentlitError(f"unknown submitit cluster {c!r}; accepted: "
-                             f"{', '.join(SUBMITIT_CLUSTERS)}")
-    if (p := options.get("partition")) is not None and not (isinstance(p, str) and p.strip()):
-        raise DisentlitError(f"partition must be a Slurm partition's name, got {p!r}")
+# %% ../nbs/08ba_engines.ipynb #b0f04b56
+def _check_submitit_numbers(options: dict):
+    "The submitit engine's numbers: time, CPUs, parallelism >= 1, GPUs >= 0, memory in GB > 0."
     for key in ("time", "cpus", "array_parallelism"):
         if (v := options.get(key)) is not None:
             check_positive(v, key, " (time: minutes)" if key == "time" else "")
@@ -170,6 +165,17 @@ def _check_submitit_options(options: dict):
         raise DisentlitError(f"gpus must be an integer >= 0, got {g!r}")
     if (m := options.get("mem")) is not None and not (_number(m) and m > 0):
         raise DisentlitError(f"mem must be a number of GB > 0, got {m!r}")
+
+# %% ../nbs/08ba_engines.ipynb #789dfcb7
+def _check_submitit_options(options: dict):
+    """The submitit engine's settings: a cluster it knows, a partition's name, positive whole
+    numbers, memory in GB."""
+    if (c := options.get("cluster", "slurm")) not in SUBMITIT_CLUSTERS:
+        raise DisentlitError(f"unknown submitit cluster {c!r}; accepted: "
+                             f"{', '.join(SUBMITIT_CLUSTERS)}")
+    if (p := options.get("partition")) is not None and not (isinstance(p, str) and p.strip()):
+        raise DisentlitError(f"partition must be a Slurm partition's name, got {p!r}")
+    _check_submitit_numbers(options)
 
 # %% ../nbs/08ba_engines.ipynb #6a106a3f
 def submitit_executor(folder: str | Path,                    # jobs' pickles, results and logs
@@ -241,18 +247,24 @@ def _cancel(job):
 # %% ../nbs/08ba_engines.ipynb #ce2d2b39
 def _job_file(folder: Path, run_id: str) -> Path: return folder / "jobs" / f"{run_id}.json"
 
-# %% ../nbs/08ba_engines.ipynb #c1a0ba14
-def _earlier_job(folder: Path, cluster: str, run_id: str):
-    """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
-    one, or still runs."""
-    import submitit
-    if not (path := _job_file(folder, run_id)).exists(): return None
+# %% ../nbs/08ba_engines.ipynb #f1018c87
+def _read_job_note(path: Path, run_id: str) -> dict | None:
+    "The job note at `path`; None, with a warning, if it cannot be read (run `run_id` goes again)."
     try:
         held = parse_json(read_file(path, "job note", 4096), "job note", path)
         if not (isinstance(held, dict) and isinstance(held.get("job"), str)):
             raise DisentlitError(f"corrupt job note {path}: not a job's")
     except DisentlitError as e:
         warnings.warn(f"{e}; run {run_id} is submitted again"); return None
+    return held
+
+# %% ../nbs/08ba_engines.ipynb #c1a0ba14
+def _earlier_job(folder: Path, cluster: str, run_id: str):
+    """The job an earlier submitter left for run `run_id`, if it can still give its result: it has
+    one, or still runs."""
+    import submitit
+    if not (path := _job_file(folder, run_id)).exists(): return None
+    if (held := _read_job_note(path, run_id)) is None: return None
     if held.get("cluster") != cluster: return None
     job = dict(slurm=submitit.SlurmJob, local=submitit.LocalJob)[cluster](folder, held["job"])
     return job if job.paths.result_pickle.exists() or not _ended(job) else None

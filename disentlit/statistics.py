@@ -58,10 +58,11 @@ def median_difference(a, b,                  # the scores of groups a and b
     return dict(difference=float(np.median(b) - np.median(a)), low=float(low), high=float(high),
                 ci=level)
 
-# %% ../nbs/08c_statistics.ipynb #9844ef1e
+# %% ../nbs/08c_statistics.ipynb #b6a2e451
 # permutation tests: exact below this many arrangements, else this many drawn
 PERMUTATIONS = 100_000
 
+# %% ../nbs/08c_statistics.ipynb #9844ef1e
 def _permutation(statistic, data, kind: str, seed: int) -> tuple[float, str]:
     """scipy's two-sided permutation test: its p and how it was computed ('exact' or the resamples
     drawn)."""
@@ -249,15 +250,22 @@ def compare(rows,                  # `results_frame`'s rows
                             partial_b=sum(bool(r.get("partial")) for r in at(v)), **trend))
     return out
 
+# %% ../nbs/08c_statistics.ipynb #f29a815f
+def _trend_groups(effects: list[dict]) -> dict:
+    """The comparison rows with a trend, by (metric, setting, group): the rows of a group share one
+    trend and its p, which Holm must count once."""
+    trends = {}
+    for c in effects:
+        if "trend_p" in c: trends.setdefault((c["metric"], c["setting"], c["group"]), []).append(c)
+    return trends
+
 # %% ../nbs/08c_statistics.ipynb #db241339
 def adjust_holm(effects: list[dict]) -> list[dict]:
     """Add Holm's adjusted p-values to comparison rows (`compare`'s), in place: `p_holm` across
     their U tests, `trend_p_holm` across their distinct trends (one per metric and group).
     Returns the rows."""
     for c, q in zip(effects, holm([c["p"] for c in effects])): c["p_holm"] = float(q)
-    trends = {}
-    for c in effects:
-        if "trend_p" in c: trends.setdefault((c["metric"], c["setting"], c["group"]), []).append(c)
+    trends = _trend_groups(effects)
     for rows, q in zip(trends.values(), holm([rows[0]["trend_p"] for rows in trends.values()])):
         for c in rows: c["trend_p_holm"] = float(q)
     return effects
@@ -346,10 +354,11 @@ def _write_claims(rows: list[dict], source: str, path):
     others = [r for r in old if r["source"] != source]
     write_csv(Path(path), others[:at] + [dict(r) for r in rows] + others[at:])
 
-# %% ../nbs/08c_statistics.ipynb #c1a0bc15
+# %% ../nbs/08c_statistics.ipynb #c92a9f05
 _REWRITE = ("run the notebook again with DISENTLIT_WRITE_CLAIMS=1 (tools/run_notebook.py) "
             "and commit the table")
 
+# %% ../nbs/08c_statistics.ipynb #c1a0bc15
 def _check_claims(rows: list[dict], source: str, path):
     """`DisentlitError` naming the first difference between `rows` and `source`'s rows of the claims
     table at `path`: a row missing, a field that differs, a row no longer computed."""
@@ -381,21 +390,27 @@ def record_claims(rows: list[dict],   # this notebook's claims (`claim`)
     else: _check_claims(rows, source, path)
     return rows
 
+# %% ../nbs/08c_statistics.ipynb #1fe00b4d
+def _effect_text(r: dict) -> str:
+    "A claims row's effect and its interval, as the Markdown table shows them ('' if it has none)."
+    if not r["effect"]: return ""
+    ci = f" [{float(r['lo']):+.3f}, {float(r['hi']):+.3f}]" if r["lo"] else ""
+    return f"{float(r['effect']):+.3f}{ci}"
+
+# %% ../nbs/08c_statistics.ipynb #cb9cea6e
+def _p_text(r: dict) -> str:
+    "A claims row's p and its Holm-adjusted p in brackets, as the Markdown table shows them."
+    if not r["p"]: return ""
+    return f"{float(r['p']):.2g}" + (f" ({float(r['holm']):.2g})" if r["holm"] else "")
+
 # %% ../nbs/08c_statistics.ipynb #d9b0024c
 def claims_markdown(rows: list[dict]) -> str:
     """The claims table as a Markdown table for people: claim, setting, scale, runs, effect
     [interval], p (Holm), verdict."""
     def pct(s): return f"{float(s):.2%}" if s else ""
-    def eff(r):
-        if not r["effect"]: return ""
-        ci = f" [{float(r['lo']):+.3f}, {float(r['hi']):+.3f}]" if r["lo"] else ""
-        return f"{float(r['effect']):+.3f}{ci}"
-    def pv(r):
-        if not r["p"]: return ""
-        return f"{float(r['p']):.2g}" + (f" ({float(r['holm']):.2g})" if r["holm"] else "")
     head = ("| claim (paper) | setting | scale | runs | metric | effect [95%] | p (Holm) | "
             "verdict |\n"
             "|---|---|---|---|---|---|---|---|")
     lines = [f"| {r['claim']} ({r['paper']}) | {r['setting']} | {pct(r['scale'])} | {r['n']} | "
-             f"{r['metric']} | {eff(r)} | {pv(r)} | {r['verdict']} |" for r in rows]
+             f"{r['metric']} | {_effect_text(r)} | {_p_text(r)} | {r['verdict']} |" for r in rows]
     return "\n".join([head, *lines])
