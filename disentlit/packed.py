@@ -20,7 +20,7 @@ from .models import _fused_step, _skips_on_device, AE
 from .family import FRAMEWORKS
 from .config import RunConfig
 from .training import (_after_step, _check_run, _on_device, _result, _Run, _scored,
-                                _streams, _unscored, Recorder, tf32_for)
+                                _streams, _unscored, denormals_flushed, Recorder, tf32_for)
 from .runs import build_run, RunDir
 
 # %% auto #0
@@ -321,7 +321,7 @@ def fit_packed(frameworks: Sequence[AE],  # the K runs' frameworks (`get_framewo
             if (done := r.recorder.finished()) is not None: results[i] = done
             else: r.framework.train(); seats.append(_Seat(i, r, start))
         if seats:                        # a pack shares its precision and device (`_check_pack`)
-            with tf32_for(runs[0].config.precision, runs[0].device):
+            with tf32_for(runs[0].config.precision, runs[0].device), denormals_flushed():
                 _packed_steps(seats, results, progress, warmup, engine)
     return results
 

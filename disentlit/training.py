@@ -24,8 +24,8 @@ from .models import adam, AE, native_bf16
 from .config import MAX_BATCH_SIZE, RunConfig     # (MAX_BATCH_SIZE: where it was first)
 
 # %% auto #0
-__all__ = ['plain_fit', 'resolve_device', 'resolve_precision', 'tf32_for', 'SlowPrecisionWarning', 'warn_slow_bf16',
-           'tune_allocator', 'ready', 'Recorder', 'fit']
+__all__ = ['plain_fit', 'resolve_device', 'resolve_precision', 'tf32_for', 'denormals_flushed', 'SlowPrecisionWarning',
+           'warn_slow_bf16', 'tune_allocator', 'ready', 'Recorder', 'fit']
 
 # %% ../nbs/05a_training.ipynb #b7714824
 def plain_fit(framework: AE,          # a framework (`get_framework`)
@@ -98,6 +98,20 @@ def tf32_for(precision: str,        # the run's resolved precision
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
     try: yield
     finally: torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+# %% ../nbs/05a_training.ipynb #8837c203
+def _flushing() -> bool:
+    "Whether this thread's CPU arithmetic flushes denormal float32 numbers to zero."
+    return torch.tensor([1e-40]).mul(1.0).item() == 0.0
+
+# %% ../nbs/05a_training.ipynb #a445082c
+@contextlib.contextmanager
+def denormals_flushed():
+    "For the block, CPU arithmetic flushes denormal numbers to zero; the setting restored after."
+    was = _flushing()
+    torch.set_flush_denormal(True)
+    try: yield
+    finally: torch.set_flush_denormal(was)
 
 # %% ../nbs/05a_training.ipynb #39f90b7a
 class SlowPrecisionWarning(UserWarning):
@@ -405,5 +419,6 @@ def fit(framework: AE,                     # a framework (`get_framework`, or 05
         start = run.recorder.start(framework, run.optimisers, *run.streams[1:], run.device)
         if (done := run.recorder.finished()) is not None: return done
         framework.train()
-        with tf32_for(run.config.precision, run.device): done = _steps(run, start, progress, warmup)
+        with tf32_for(run.config.precision, run.device), denormals_flushed():
+            done = _steps(run, start, progress, warmup)
         return _result(run, start, *done, warmup)
