@@ -37,9 +37,12 @@ for name in a.sweep:
 for name in a.carry:
     for run in sorted((a.pinned / "results" / f"{name}_runs").glob("*")):
         out = home(name) / f"{name}_runs" / run.name
+        if run.is_file():                                # the folder's own mark (.disentlit): copied as it is
+            out.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(run, out); continue
         out.mkdir(parents=True, exist_ok=True)
         finished = (run / "result.json").exists()       # its result is whole: the checkpoint (15 MB) is not needed
-        for f in ("config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl", "result.json", "metrics.json"):
+        for f in (".disentlit", "config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl", "result.json",
+                  "metrics.json"):
             if (run / f).exists() and not (finished and f == "checkpoint.pt"): shutil.copy2(run / f, out / f)
         if finished: (out / "checkpoint.pt").unlink(missing_ok=True)
         print(f"{name}_runs/{run.name}: copied" + (" (finished: no checkpoint)" if finished else ""))
