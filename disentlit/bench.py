@@ -32,7 +32,8 @@ from .packed import default_engine, fit_packed, PACKABLE
 # %% auto #0
 __all__ = ['TABLE_A4', 'GPU_CEILING_IMAGES_PER_S', 'best_time', 'sig', 'plain_loop', 'bench_data', 'data_text',
            'd_pcv_one_pair_at_a_time', 'bench_distances', 'distances_text', 'bench_loss', 'loss_text', 'SyncCounter',
-           'host_syncs_per_step', 'projected_hours', 'bench_train', 'train_text', 'bench_packed', 'packed_text']
+           'host_syncs_per_step', 'projected_hours', 'fresh_steps', 'bench_train', 'train_text', 'bench_packed',
+           'packed_text']
 
 # %% ../nbs/10a_bench.ipynb #7b547b13
 def best_time(fn: Callable,      # what is timed, called with no argument
@@ -325,14 +326,21 @@ def _untuned_code(dataset, steps, batch_size, seed, precision, channels_last) ->
             f"{precision!r}, {channels_last}, allocator=False)[0]))")
 
 # %% ../nbs/10a_bench.ipynb #f58614aa
+def fresh_steps(code: str,   # a program that prints step times as JSON on its last line
+                env: dict,   # environment variables it runs with, beside this process's
+                what: str,   # what it is, for the error: e.g. 'the untuned-allocator baseline'
+                ) -> list[float]:
+    "The step times the program `code` prints, run in a fresh Python process with `env`."
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                         capture_output=True, text=True)
+    if out.returncode: raise DisentlitError(f"{what} failed: {out.stderr.strip()[-500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+# %% ../nbs/10a_bench.ipynb #d46643d7
 def _untuned_steps(dataset, steps, batch_size, seed, precision, channels_last) -> list[float]:
     "Beta-VAE `fit` step times in a fresh process that leaves the allocator alone."
-    code = _untuned_code(dataset, steps, batch_size, seed, precision, channels_last)
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DISENTLIT_MALLOC": "0"},
-                         capture_output=True, text=True)
-    if out.returncode: raise DisentlitError("the untuned-allocator baseline failed: "
-                                            f"{out.stderr.strip()[-500:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return fresh_steps(_untuned_code(dataset, steps, batch_size, seed, precision, channels_last),
+                       {"DISENTLIT_MALLOC": "0"}, "the untuned-allocator baseline")
 
 # %% ../nbs/10a_bench.ipynb #d1a00006
 def _rates(ts: list[float], n: int) -> tuple[float, float]:

@@ -17,12 +17,13 @@ from .bench import (bench_data, bench_distances, bench_loss, bench_packed, bench
                              data_text, distances_text, loss_text, packed_text, train_text)
 from .bench_metrics import (bench_metric_functions, bench_metrics, functions_text,
                                      metrics_text, REFERENCE_MODES)
+from .bench_resume import bench_resume, resume_text
 
 # %% auto #0
 __all__ = ['BENCHMARKS', 'BENCH_FLAGS', 'run_bench', 'add_bench_flags', 'bench_options']
 
 # %% ../nbs/10c_benchmarks.ipynb #a6db6361
-BENCHMARKS = ("data", "distances", "train", "loss", "metrics")
+BENCHMARKS = ("data", "distances", "train", "loss", "metrics", "resume")
 
 # %% ../nbs/10c_benchmarks.ipynb #0f81e1a2
 def _precisions(precision: str) -> list[str]:
@@ -71,25 +72,27 @@ def _checked_sizes(what: str, batch_size: int | None, repeats: int | None, steps
 # %% ../nbs/10c_benchmarks.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
-              repeats: int | None = None,     # default: data 20, train 3, loss 5, metrics 2 (new 1)
+              repeats: int | None = None,     # data 20, train 3, loss 5, metrics 2 (new 1), resume 3
               pairs: int = 50_000,            # distances: pairs per row of Table A1
               precision: str = "fp32,bf16",   # train: comma-separated; metrics: the first listed
               exact: bool = False,            # metrics: DCI with the reference's gradient boosting
               reference: str = "scaled",      # metrics: one of `REFERENCE_MODES`
-              steps: int = 6,                 # train: timed steps per repetition
+              steps: int | None = None,       # train: steps a repetition (6); resume: a resume (30)
               framework: str = "betavae",     # train: the framework
               params: dict | None = None,     # train: its own parameters
               device=None,                    # train: where both loops run
               untuned_baseline: bool = True,  # train: a step in a fresh process, allocator untuned
               compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
               pack: str | None = None,        # train: pack sizes, e.g. 1,4,8 (`bench_packed`)
+              run: str | None = None,         # resume: a run directory with a checkpoint
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the
     lines it prints. The batch size defaults to 256 (the metrics' encoding batch to 1024);
     `precision` is a comma-separated list for `train`, of which `metrics` takes the first. With
     `pack`, `train` times `fit_packed` at each pack size instead (`bench_packed`), at each
-    precision."""
+    precision. `resume` times the run in `run` resumed, denormals flushed against kept
+    (`bench_resume`)."""
     if what not in BENCHMARKS:
         raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
     batch_size = _checked_sizes(what, batch_size, repeats, steps)
@@ -108,6 +111,12 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
                           reference=reference)
         r["functions"] = bench_metric_functions(repeats=repeats or 1)
         return r, metrics_text(r) + "\n" + functions_text(r["functions"])
+    if what == "resume":
+        if run is None: raise DisentlitError("bench resume needs a run directory (--run DIR) with a "
+                                             "checkpoint: a late one, a finished run's the latest")
+        r = bench_resume(run, steps=steps or 30, repeats=repeats or 3, progress=progress)
+        return r, resume_text(r)
+    steps = steps or 6
     precisions = _precisions(precision)
     for p in precisions: resolve_precision(p, resolve_device(device))   # tf32: CUDA only
     if framework not in FRAMEWORKS:
@@ -141,7 +150,8 @@ def add_bench_flags(b: argparse.ArgumentParser):
     b.add_argument("--pairs", type=int, default=None,
                    help="distances: pairs per row of Table A1 (default 50,000)")
     b.add_argument("--repeats", type=int, default=None,
-                   help="timed repetitions (default: data 20, train 3, loss 5, metrics 2)")
+                   help="timed repetitions (default: data 20, train 3, loss 5, metrics 2, "
+                        "resume 3)")
     b.add_argument("--precision", default=None,
                    help="train: comma-separated (default fp32,bf16); metrics: the first one listed")
     b.add_argument("--exact", action="store_true",
@@ -151,7 +161,8 @@ def add_bench_flags(b: argparse.ArgumentParser):
                         "from a measured throughput (default), fully measured (many minutes), or "
                         "skipped")
     b.add_argument("--steps", type=int, default=None,
-                   help="train: timed steps per repetition (default 6)")
+                   help="train: timed steps per repetition (default 6); resume: per resume "
+                        "(default 30)")
     b.add_argument("--framework", default=None, help="train: framework name (default betavae)")
     b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="train: a framework parameter (repeatable), "
@@ -166,14 +177,18 @@ def add_bench_flags(b: argparse.ArgumentParser):
                    help="train: pack sizes, e.g. 1,4,8: images/s of K runs trained as one step "
                         "(fit_packed) against the plain loop and fit of one model, timed in the "
                         "same run")
+    b.add_argument("--run", default=None, metavar="DIR",
+                   help="resume: a run directory with a checkpoint, resumed with denormal numbers "
+                        "flushed and kept (a late checkpoint shows the difference)")
 
 # %% ../nbs/10c_benchmarks.ipynb #c2609395
 BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what each flag goes with
-               "--repeats": ("data", "train", "loss", "metrics"), "--pairs": ("distances",),
-               "--precision": ("train", "metrics"), "--exact": ("metrics",),
-               "--reference": ("metrics",), "--steps": ("train",), "--framework": ("train",),
-               "--param": ("train",), "--device": ("train",), "--compile": ("train",),
-               "--no-allocator": ("train",), "--pack": ("train",)}
+               "--repeats": ("data", "train", "loss", "metrics", "resume"),
+               "--pairs": ("distances",), "--precision": ("train", "metrics"),
+               "--exact": ("metrics",), "--reference": ("metrics",), "--steps": ("train", "resume"),
+               "--framework": ("train",), "--param": ("train",), "--device": ("train",),
+               "--compile": ("train",), "--no-allocator": ("train",), "--pack": ("train",),
+               "--run": ("resume",)}
 
 # %% ../nbs/10c_benchmarks.ipynb #31683c94
 def _refuse_other_flags(args: argparse.Namespace):
@@ -191,6 +206,7 @@ def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parse
     _refuse_other_flags(args)
     given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
                  precision=args.precision, reference=args.reference, steps=args.steps,
-                 framework=args.framework, device=args.device, pack=args.pack)
+                 framework=args.framework, device=args.device, pack=args.pack,
+                 run=args.run)
     return dict(exact=args.exact, untuned_baseline=not args.no_allocator, compile=args.compile,
                 **{k: v for k, v in given.items() if v is not None})

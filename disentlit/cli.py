@@ -9,9 +9,9 @@ import argparse, contextlib, importlib, json, math, os, sys, time
 from typing import Callable, Sequence
 
 # %% auto #0
-__all__ = ['COMMANDS', 'LATER_COMMANDS', 'TRAIN_FLAGS', 'PREDICT_SCORE_IS', 'PREDICT_TESTED', 'PREDICT_NOT', 'parse_params',
-           'command', 'build_parser', 'main', 'cmd_datasets', 'train_config', 'cmd_train', 'add_train_parser',
-           'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict']
+__all__ = ['COMMANDS', 'LATER_COMMANDS', 'TRAINING_COMMANDS', 'TRAIN_FLAGS', 'PREDICT_SCORE_IS', 'PREDICT_TESTED', 'PREDICT_NOT',
+           'parse_params', 'command', 'build_parser', 'main', 'cmd_datasets', 'train_config', 'cmd_train',
+           'add_train_parser', 'cmd_bench', 'cmd_evaluate', 'cmd_distances', 'cmd_predict']
 
 # %% ../nbs/11_cli.ipynb #1db3f0bd
 class _Parser(argparse.ArgumentParser):
@@ -191,6 +191,15 @@ def _safe_streams() -> bool:
             stream.reconfigure(errors="backslashreplace")
     return sys.stdout is not None
 
+# %% ../nbs/11_cli.ipynb #928bcbee
+TRAINING_COMMANDS = ("train", "sweep", "bench", "demo")   # their processes flush denormals (05a)
+
+def _run(args) -> int:
+    "Run the parsed command, one of `TRAINING_COMMANDS` with denormals flushed in all its threads."
+    if args.command not in TRAINING_COMMANDS: return args.run(args)
+    from disentlit.training import denormals_flushed
+    with denormals_flushed(): return args.run(args)
+
 # %% ../nbs/11_cli.ipynb #4812fed7
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `disentlit` command; returns the exit status."
@@ -205,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with sigterm_as_interrupt(), _one_line_warnings():
             _positive(args)
-            code = args.run(args)
+            code = _run(args)
             _print()                                      # what is still buffered, now
             return code
     except DisentlitError as e:

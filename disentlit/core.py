@@ -86,8 +86,7 @@ def check_lease(
     """A sweep's lease: a number of seconds in `MIN_LEASE`..`MAX_LEASE` (a minute to 30 days). A
     run's heartbeat renews its lease every quarter lease, so a shorter one would let a second
     sweep on the same database put back a run still in progress."""
-    number = not isinstance(seconds, bool) and isinstance(seconds,
-                                                          (int, float, np.integer, np.floating))
+    number = isinstance(seconds, (int, float, np.integer, np.floating)) and type(seconds) != bool
     if not (number and MIN_LEASE <= seconds <= MAX_LEASE):                   # NaN is in no range
         raise DisentlitError(f"{name} must be a finite number of seconds >= {MIN_LEASE:g} (at most "
                              f"{MAX_LEASE:g}), got {seconds!r}")
@@ -111,6 +110,7 @@ SETTINGS = {     # variable: (the parser of its text, its default, what it accep
     "DISENTLIT_LEASE": (lambda text: check_lease(float(text)), lambda: DEFAULT_LEASE,
                         f"a number of seconds >= {MIN_LEASE:g}"),
     "DISENTLIT_MALLOC": (_choice("0", "1"), lambda: "1", "0 or 1"),
+    "DISENTLIT_DENORMALS": (_choice("flush", "keep"), lambda: "flush", "flush or keep"),
 }
 
 def setting(

@@ -35,12 +35,15 @@ class _Raised:
     transient: bool
 
 def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, progress: bool):
-    """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs:
-    torch's threads. Its result, or its exception as `_Raised` (the traceback printed to the
-    process's log)."""
+    """One run in a process of a cluster (a Ray worker, a submitit job), limited to its CPUs
+    (torch's threads), denormals flushed (05a). Its result, or its exception as `_Raised` (the
+    traceback printed to the process's log)."""
     import torch
+    from disentlit.training import denormals_flushed       # (a pool started before keeps them)
     torch.set_num_threads(max(1, threads))
-    try: return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
+    try:
+        with denormals_flushed():
+            return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
     except Exception as e:
         traceback.print_exc()
         return _Raised(_error_text(e), passing(e))

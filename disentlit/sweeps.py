@@ -32,7 +32,7 @@ from .data import GroundTruthData
 from .models import AE
 from .config import RunConfig
 from .specs import expand_spec, load_spec, PILOT_SEEDS     # (here first: as before)
-from .training import ready, resolve_device
+from .training import denormals_flushed, ready, resolve_device
 from .runs import _earlier_run, build_run, plot_loss_curve, train
 from .packed import pack_key, train_packed
 from .evaluation import (as_encode, diagnose, encode_indices, evaluate, latent_kl,
@@ -114,8 +114,7 @@ def _keep_latents(model: AE, data: GroundTruthData, out_dir: Path):
 
 # %% ../nbs/08b_sweeps.ipynb #95bccdc9
 def _evaluator(config: RunConfig) -> Callable | None:
-    """What scores the run's learning curve: `scorer(config)` if it has one (`eval_every`), else
-    nothing."""
+    "What scores the run's learning curve (`eval_every`): `scorer(config)`, or None."
     return scorer(config) if config.eval_every is not None else None
 
 # %% ../nbs/08b_sweeps.ipynb #26262e4b
@@ -383,8 +382,8 @@ def _serial_packed(db: ResultsDB, sweep: str, run_fn: Callable, out_root: Path, 
 def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options: dict, lease: float,
             threads: int, parent: int | None = None, pack: int = 1):
     """A worker process of the local engine: its share of the threads, its own connection, the
-    serial loop (of packs, `_serial_packed`, with `pack` > 1). It leaves Ctrl-C to its parent,
-    ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
+    serial loop (`_serial_packed` with `pack` > 1) with denormals flushed (05a). It leaves Ctrl-C to
+    its parent, ends with it, and on SIGTERM puts its runs back to pending and ends quietly."""
     # Ctrl-C reaches the whole process group: the parent decides
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(os.getppid() if parent is None else parent)
@@ -394,7 +393,8 @@ def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options:
     db = ResultsDB(db_path, create=False)
     try:
         serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
-        with sigterm_as_interrupt(): serial(db, sweep, run_fn, out_root, options, lease)
+        with sigterm_as_interrupt(), denormals_flushed():   # in every thread: before torch starts any
+            serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
     finally: db.close()
 
@@ -571,7 +571,7 @@ def run_sweep(spec: dict | str | Path,            # a spec, or the file it is in
     `pack_key` train as one pack, and `run_fn` executes a group (`run_packed`)."""
     _check_engine(engine, engine_options, pack, track)
     lease = lease_seconds(lease)             # settled once: the argument, $DISENTLIT_LEASE or 600 s
-    setting("DISENTLIT_MALLOC")              # read by every run's training: a bad value refused now
+    for name in ("DISENTLIT_MALLOC", "DISENTLIT_DENORMALS"): setting(name)   # refused now, if bad
     if check_tracker(track) is not None and run_fn is not None:
         raise DisentlitError("track goes with the default run function (run); a run function of "
                              "your own reports itself")

@@ -15,6 +15,16 @@ def slow_run(config, out_dir: Path, progress: bool = False, device=None) -> dict
     return dict(status="done", metrics=dict(score=float(config.seed)), pid=os.getpid())
 
 
+def threads_flush(config, out_dir: Path, progress: bool = False, device=None) -> dict:
+    "Records whether a thread it starts flushes denormal numbers to zero (05a), as its score."
+    import threading
+    from disentlit.training import _flushing
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(_flushing()))
+    t.start(); t.join()
+    return dict(status="done", metrics=dict(flushing=float(seen[0])))
+
+
 def slow_pack(configs, out_dirs, progress: bool = False, device=None) -> list:
     """A group run function (`run_sweep(..., pack=K)`): `slow_run` on each run of the group, its exception returned as
     that run's outcome; each run directory marked with the size of its group and the process that ran it."""

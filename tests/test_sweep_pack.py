@@ -127,6 +127,20 @@ def test_workers_claim_packs_of_their_own(tmp_path, monkeypatch):
     assert {p.name.split(".")[2] for p in (tmp_path / "runs").glob("*/pack.*")} != {str(os.getpid())}   # in workers
 
 
+@pytest.mark.parametrize("denormals, flushing", [(None, 1.0), ("keep", 0.0)])
+def test_workers_flush_denormals_in_every_thread(tmp_path, monkeypatch, denormals, flushing):
+    """Each worker process flushes denormal numbers from its start, so threads its runs start flush too (05a; late in
+    training they made a step several times slower); `DISENTLIT_DENORMALS=keep` leaves them."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from sweep_helpers import threads_flush
+    if denormals: monkeypatch.setenv("DISENTLIT_DENORMALS", denormals)
+    spec = dict(name="f", base=dict(dataset="xyobject", steps=1), repeats=2)
+    counts = run_sweep(spec, tmp_path / "f.sqlite", run_fn=threads_flush, out_root=tmp_path / "runs", progress=False,
+                       workers=2)
+    assert counts == dict(pending=0, running=0, done=2, failed=0)
+    assert [r["metrics"]["flushing"] for r in _rows(tmp_path / "f.sqlite").values()] == [flushing, flushing]
+
+
 @pytest.mark.parametrize("argv, says", [
     (["sweep", "SPEC", "--db", "DB", "--pack", "0"], "pack must be an integer >= 1, got 0"),
     (["sweep", "SPEC", "--db", "DB", "--pack", "-3"], "pack must be an integer >= 1, got -3"),
