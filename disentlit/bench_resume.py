@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,7 +30,8 @@ def _resume_code(run_dir: str,  # a copy of the run directory (its checkpoint, c
             "from disentlit.training import denormals_flushed\n"
             f"d = Path({run_dir!r}); s = read_checkpoint(d / 'checkpoint.pt')\n"
             f"c = dataclasses.replace(checkpoint_config(s, d), steps=int(s['step']) + {steps},\n"
-            "                        eval_every=None, metrics=(), curve_metrics=())\n"
+            "                        eval_every=None, metrics=(), metric_params={},\n"
+            "                        curve_metrics=(), curve_metric_params={})\n"
             "with denormals_flushed(): print(json.dumps(train(c, d, progress=False)"
             "['step_seconds']))")
 

@@ -72,7 +72,7 @@ def _checked_sizes(what: str, batch_size: int | None, repeats: int | None, steps
 # %% ../nbs/10c_benchmarks.ipynb #145f7584
 def run_bench(what: str,                      # one of `BENCHMARKS`
               batch_size: int | None = None,  # default 256 (metrics: the encoding batch, 1024)
-              repeats: int | None = None,     # data 20, train 3, loss 5, metrics 2 (new 1), resume 3
+              repeats: int | None = None,     # data 20, train 3, loss 5, metrics 2, resume 3
               pairs: int = 50_000,            # distances: pairs per row of Table A1
               precision: str = "fp32,bf16",   # train: comma-separated; metrics: the first listed
               exact: bool = False,            # metrics: DCI with the reference's gradient boosting
@@ -84,14 +84,14 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
               untuned_baseline: bool = True,  # train: a step in a fresh process, allocator untuned
               compile: bool = False,          # train: `fit` with its loss compiled (torch.compile)
               pack: str | None = None,        # train: pack sizes, e.g. 1,4,8 (`bench_packed`)
-              run: str | None = None,         # resume: a run directory with a checkpoint
+              run_dir: str | None = None,     # resume: a run directory with a checkpoint
               progress: bool = False,         # progress bars on stderr
               ) -> tuple[dict, str]:
     """Benchmark `what` (one of `BENCHMARKS`) as `disentlit bench` runs it: the result, and the
     lines it prints. The batch size defaults to 256 (the metrics' encoding batch to 1024);
     `precision` is a comma-separated list for `train`, of which `metrics` takes the first. With
     `pack`, `train` times `fit_packed` at each pack size instead (`bench_packed`), at each
-    precision. `resume` times the run in `run` resumed, denormals flushed against kept
+    precision. `resume` times the run in `run_dir` resumed, denormals flushed against kept
     (`bench_resume`)."""
     if what not in BENCHMARKS:
         raise DisentlitError(f"unknown benchmark {what!r}; accepted: {', '.join(BENCHMARKS)}")
@@ -112,9 +112,10 @@ def run_bench(what: str,                      # one of `BENCHMARKS`
         r["functions"] = bench_metric_functions(repeats=repeats or 1)
         return r, metrics_text(r) + "\n" + functions_text(r["functions"])
     if what == "resume":
-        if run is None: raise DisentlitError("bench resume needs a run directory (--run DIR) with a "
-                                             "checkpoint: a late one, a finished run's the latest")
-        r = bench_resume(run, steps=steps or 30, repeats=repeats or 3, progress=progress)
+        if run_dir is None:
+            raise DisentlitError("bench resume needs a run directory (--run-dir DIR) with a "
+                                 "checkpoint: a late one, a finished run's the latest")
+        r = bench_resume(run_dir, steps=steps or 30, repeats=repeats or 3, progress=progress)
         return r, resume_text(r)
     steps = steps or 6
     precisions = _precisions(precision)
@@ -177,7 +178,7 @@ def add_bench_flags(b: argparse.ArgumentParser):
                    help="train: pack sizes, e.g. 1,4,8: images/s of K runs trained as one step "
                         "(fit_packed) against the plain loop and fit of one model, timed in the "
                         "same run")
-    b.add_argument("--run", default=None, metavar="DIR",
+    b.add_argument("--run-dir", default=None, metavar="DIR",
                    help="resume: a run directory with a checkpoint, resumed with denormal numbers "
                         "flushed and kept (a late checkpoint shows the difference)")
 
@@ -188,7 +189,7 @@ BENCH_FLAGS = {"--batch-size": ("data", "train", "loss", "metrics"),    # what e
                "--exact": ("metrics",), "--reference": ("metrics",), "--steps": ("train", "resume"),
                "--framework": ("train",), "--param": ("train",), "--device": ("train",),
                "--compile": ("train",), "--no-allocator": ("train",), "--pack": ("train",),
-               "--run": ("resume",)}
+               "--run-dir": ("resume",)}
 
 # %% ../nbs/10c_benchmarks.ipynb #31683c94
 def _refuse_other_flags(args: argparse.Namespace):
@@ -207,6 +208,6 @@ def bench_options(args: argparse.Namespace,  # the flags `add_bench_flags` parse
     given = dict(batch_size=args.batch_size, repeats=args.repeats, pairs=args.pairs,
                  precision=args.precision, reference=args.reference, steps=args.steps,
                  framework=args.framework, device=args.device, pack=args.pack,
-                 run=args.run)
+                 run_dir=args.run_dir)
     return dict(exact=args.exact, untuned_baseline=not args.no_allocator, compile=args.compile,
                 **{k: v for k, v in given.items() if v is not None})
