@@ -58,6 +58,26 @@ def test_bench_train_reports_step_and_allocator_ratios(cli):
         assert r["allocator_speedup"] == pytest.approx(r["untuned_betavae_step_ms"] / r["betavae_step_ms"], rel=0.01)
 
 
+def test_bench_resume_times_a_run_resumed_flushed_and_kept(cli, tmp_path):
+    """`bench resume --run-dir`: a run the command trained, resumed from its checkpoint in fresh processes with
+    denormals flushed and kept, each on a copy: the run itself untouched."""
+    run = tmp_path / "late"
+    code, _, err = cli("train", "--dataset", "xyobject", "--framework", "betavae", "--latents", "3", "--batch-size", "8",
+                       "--steps", "3", "--eval-every", "3", "--metrics", "mig", "--out", run, "--quiet")
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    code, out, err = cli("bench", "resume", "--run-dir", run, "--steps", "2", "--repeats", "1", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["step"], r["batch_size"], r["steps"], r["repeats"]) == (3, 8, 2, 1)
+    ips = r["images_per_second"]
+    assert r["speedup"][0] == pytest.approx(ips["flush"][0] / ips["keep"][0], rel=0.01)
+    assert "resume 1/1, denormals keep" in err                                  # progress on stderr
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    code, _, err = cli("bench", "resume", "--steps", "2")
+    assert code == 2 and "bench resume needs a run directory (--run-dir DIR)" in err
+
+
 def test_distances_json_schema_and_values(cli):
     code, out, err = cli("distances", "--dataset", "xysquares", "--set", "grid_spacing=4", "--set", "grid_size=8",
                          "--pairs", "1000", "--seed", "3", "--json")
