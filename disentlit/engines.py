@@ -43,7 +43,8 @@ def _remote_run(run_fn: Callable, config: dict, out_dir: str, threads: int, prog
     torch.set_num_threads(max(1, threads))
     try:
         with denormals_flushed():
-            return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress, device=None)
+            return run_fn(RunConfig.from_dict(config), Path(out_dir), progress=progress,
+                          device=None)
     except Exception as e:
         traceback.print_exc()
         return _Raised(_error_text(e), passing(e))

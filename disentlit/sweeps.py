@@ -393,7 +393,7 @@ def _worker(db_path: str, sweep: str, run_fn: Callable, out_root: Path, options:
     db = ResultsDB(db_path, create=False)
     try:
         serial = _serial if pack == 1 else partial(_serial_packed, pack=pack)
-        with sigterm_as_interrupt(), denormals_flushed():   # in every thread: before torch starts any
+        with sigterm_as_interrupt(), denormals_flushed():    # before torch starts a thread
             serial(db, sweep, run_fn, out_root, options, lease)
     except KeyboardInterrupt: pass                  # stopped: `_serial` put its run back to pending
     finally: db.close()
