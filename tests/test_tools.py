@@ -237,6 +237,14 @@ def test_the_demo_quotes_the_reproductions_medians():
     assert REPRODUCTION == headline.medians()
 
 
+def test_the_demo_quotes_the_claims_table():
+    "disentlit.demo.QUOTED, the controls' claims the demo's report quotes, equals the committed results/claims.csv."
+    from disentlit.demo import QUOTED, quote
+    from disentlit.statistics import read_claims
+    rows = {r["id"]: r for r in read_claims(ROOT / "results" / "claims.csv")}
+    assert QUOTED == {k: quote(rows[k]) for k in QUOTED}, "set disentlit.demo.QUOTED (08e) to these rows' quote"
+
+
 def test_run_notebook_saves_the_figures_a_notebook_names_and_refuses_when_none(tmp_path):
     """`tools/run_notebook.py --figures DIR` writes each `#| label: fig-NAME` cell's PNG, the bytes the notebook shows,
     to DIR/NAME.png; an unlabelled figure is not saved, and a notebook with no labelled figure is an error. Every
