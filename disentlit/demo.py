@@ -311,7 +311,7 @@ def _reading(steps: int) -> list[dict]:
                       "(09_reproduction: most of its runs draw at most one square), though its "
                       f"median DCI ({r['mse x 3969']:.3f}) stays near the MSE's ({r['mse']:.3f}) "
                       f"and far below the box blur's ({r['box_blur']:.3f}). Compared at the same "
-                      "KL per latent instead (09b_controls' matched sweep, "
+                      "KL per latent instead (09b_controls' matched sweep, runs "
                       f"{m['n']}), the box blur keeps a gain in DCI of {m['effect']:+.3f} "
                       f"[{m['lo']:+.3f}, {m['hi']:+.3f}], Holm p {m['holm']:g}: it is not only a "
                       "weaker regulariser. 09_reproduction and 09b_controls give every run, the "
