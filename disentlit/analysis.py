@@ -62,15 +62,22 @@ def _curve_point(row: dict, step: int) -> dict:
                              f"it was at {steps}")
     return row["curve"][steps.index(step)]
 
+# %% ../nbs/08d_analysis.ipynb #5bb36eba
+def _curve_mode(row: dict) -> str | None:
+    """The DCI mode of a run's learning curve: its own (`curve_metric_params`) when it names its
+    metrics (`curve_metrics`), DCI's default mode if it does not say; else the final scores'."""
+    return row.get("curve.dci.mode", "exact") if row.get("curve_metrics") else row.get("dci_mode")
+
 # %% ../nbs/08d_analysis.ipynb #abe0f821
 def row_at(row: dict,   # a `results_frame` or `curve_row` row with a learning curve
            step: int,   # one of its scored steps
            ) -> dict:
-    """`row` as it stood at `step` of its learning curve: that point's scores, active latents and
-    squares drawn."""
+    """`row` as it stood at `step` of its learning curve: that point's scores (and their DCI mode),
+    active latents and squares drawn."""
     p = _curve_point(row, step)
     out = dict(row, **p["metrics"], step=step, active_latents=p["active_latents"],
-               collapsed=p["active_latents"] == 0, channels_drawn=p["channels_drawn"])
+               collapsed=p["active_latents"] == 0, channels_drawn=p["channels_drawn"],
+               dci_mode=_curve_mode(row))
     if out.get("channels") is not None: out["partial"] = out["channels_drawn"] < out["channels"]
     return out
 
@@ -86,12 +93,12 @@ def curve_row(run_dir: str | Path,     # a run directory (`train` or `run` wrote
     return row_at(dict(row, channels=curve[-1]["channels"]["channels"]), curve[-1]["step"])
 
 # %% ../nbs/08d_analysis.ipynb #83de3a50
-def _label(rows, metric: str) -> str:
+def _label(rows, metric: str, curve: bool = False) -> str:
     """An axis label for `metric`, with the DCI mode the runs used (exact = the reference's gradient
-    boosting)."""
+    boosting): their final scores', or with `curve`, their learning curves'."""
     name = dict(mig="MIG", **{"dci.disentanglement": "DCI disentanglement"}).get(metric, metric)
-    modes = (sorted({r.get("dci_mode") for r in rows if r.get("dci_mode")})
-             if metric.startswith("dci") else [])
+    mode = _curve_mode if curve else (lambda r: r.get("dci_mode"))
+    modes = sorted({mode(r) for r in rows if mode(r)}) if metric.startswith("dci") else []
     return name + (f" ({' and '.join(modes)} DCI)" if modes else "")
 
 # %% ../nbs/08d_analysis.ipynb #0c2ca1fb
@@ -229,7 +236,7 @@ def plot_learning_curves(rows,               # `results_frame`'s rows (those wit
             name = ", ".join(f"{k}={v}" for k, v in zip(within, key)) or "all runs"
             ax.plot(steps, [np.median(by_step[s]) for s in steps], color=colour, lw=2.2,
                     label=f"{name}: median of {len(group)} run{'s' * (len(group) > 1)}")
-        ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel))
+        ax.set_ylabel(panel if panel == "channels drawn" else _label(rows, panel, curve=True))
         ax.set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("training step")
     for kind, what in (("partial", "some channels, not all"), ("collapsed", "no channel")):

@@ -449,9 +449,13 @@ def read_latents(run_dir: str | Path,      # a run directory
 
 # %% ../nbs/08a_store.ipynb #09919a7e
 def flat_settings(d: dict, prefix: str = "") -> dict:
+    """A run's settings as flat columns: a `*_params` mapping's keys stand alone (`beta`, `radius`),
+    but the learning curve's metric settings, which share their names with the final metrics',
+    are `curve.`-prefixed; other mappings prefix their name, lists become comma-separated text."""
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict) and k.endswith("_params"): out.update(flat_settings(v))
+        if isinstance(v, dict) and k == "curve_metric_params": out.update(flat_settings(v, "curve."))
+        elif isinstance(v, dict) and k.endswith("_params"): out.update(flat_settings(v))
         elif isinstance(v, dict): out.update(flat_settings(v, f"{prefix}{k}."))
         elif isinstance(v, (list, tuple)): out[f"{prefix}{k}"] = ",".join(map(str, v))
         else: out[f"{prefix}{k}"] = v
