@@ -36,3 +36,18 @@ def test_the_readme_shows_the_claims_table_as_it_stands():
     assert rows, "results/claims.csv is empty"
     assert claims_markdown(rows) in (ROOT / "README.md").read_text(), \
         "README.md's claims table differs from results/claims.csv: run tools/run_notebook.py nbs/index.ipynb, then tools/readme.py"
+
+
+def test_09b_shows_the_answers_of_the_claims_table_as_it_stands():
+    """09b leads with its answers, read from results/claims.csv before the notebook computes the rows again; its saved
+    output (what the site shows) must be the committed table's, not the one before the run that rewrote it."""
+    import json
+    from disentlit.statistics import read_claims
+    cells = json.loads((ROOT / "nbs" / "09b_controls.ipynb").read_text())["cells"]
+    top = next(c for c in cells if "".join(c["source"]).startswith("#| echo: false\n# the answers first"))
+    shown = "".join("".join(o["data"]["text/markdown"]) for o in top["outputs"] if "text/markdown" in o.get("data", {}))
+    ours = [r for r in read_claims(ROOT / "results" / "claims.csv") if r["source"] == "09b_controls"]
+    assert ours and shown, "09b's answers or its claims are missing"
+    stale = [r["id"] for r in ours if r["verdict"] not in shown]
+    assert not stale, (f"09b's saved answers are older than results/claims.csv ({stale}): run "
+                       "tools/run_notebook.py nbs/09b_controls.ipynb again, now that the table is written")
