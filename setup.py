@@ -36,7 +36,7 @@ setuptools.setup(
     python_requires=f">={c['min_python']}",
     packages=setuptools.find_packages(include=[c["lib_path"], c["lib_path"] + ".*"]),
     include_package_data=True,
-    package_data={c["lib_path"]: ["py.typed"]},
+    package_data={c["lib_path"]: ["py.typed", "assets/*.png"]},
     install_requires=words("requirements"),
     extras_require={name: words(f"{name}_requirements") for name in ("dev", "ray", "submitit", "wandb", "tensorboard")},
     entry_points={"console_scripts": words("console_scripts"), "nbdev": [f"{c['lib_path']}={c['lib_path']}._modidx:d"]},

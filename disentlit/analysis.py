@@ -20,7 +20,8 @@ from .statistics import (adjust_holm, compare, group_rows, level_key, matching,
 
 # %% auto #0
 __all__ = ['COMPARISONS', 'FIGURE_METRICS', 'results_frame', 'row_at', 'curve_row', 'run_marker', 'plot_arms', 'plot_comparison',
-           'plot_learning_curves', 'settled_step', 'plot_training_losses', 'largest_rise', 'udr_scores', 'figures']
+           'plot_learning_curves', 'settled_step', 'typical_run', 'plot_training_losses', 'largest_rise', 'udr_scores',
+           'figures']
 
 # %% ../nbs/08d_analysis.ipynb #ffde867e
 def results_frame(db_path: str | Path,        # a results database
@@ -278,6 +279,20 @@ def settled_step(rows,                                    # rows with a learning
     curves = [r.get("curve") or [] for r in rows]
     steps = _shared_steps(curves, metrics)
     return next(s for i, s in enumerate(steps) if all(_held(c, i, metrics, tol) for c in curves))
+
+# %% ../nbs/08d_analysis.ipynb #2c18fda3
+def typical_run(rows: list[dict],                # finished runs (`results_frame`'s rows)
+                by: str = "beta",                 # the setting whose values are the cells
+                metric: str = "dci.disentanglement",  # the score that ranks cells and runs
+                ) -> dict:
+    """The run of the best cell (highest median `metric` among the values of `by`) whose `metric`
+    is that cell's median."""
+    if not rows: raise DisentlitError("no finished runs to choose from")
+    groups = {}
+    for r in rows: groups.setdefault(r[by], []).append(r)
+    best = max(groups.values(), key=lambda g: float(np.median([r[metric] for r in g])))
+    ranked = sorted(best, key=lambda r: r[metric])
+    return ranked[(len(ranked) - 1) // 2]
 
 # %% ../nbs/08d_analysis.ipynb #3234394d
 # (setting, its reference level, figure name)

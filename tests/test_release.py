@@ -8,6 +8,7 @@ One fresh environment serves both the newcomer's first command and the release: 
 clone's editable disentlit in it, so torch is installed once."""
 import ast
 import configparser
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -137,8 +138,12 @@ def test_the_wheel_holds_the_package_and_nothing_else(dist):
     info = f"disentlit-{version}.dist-info/"
     assert {n.split("/")[0] + "/" for n in names} == {"disentlit/", info}, sorted(names)
     modules = {f"disentlit/{p.name}" for p in (ROOT / "disentlit").glob("*.py")}
-    assert {n for n in names if n.startswith("disentlit/")} == modules, "the wheel's modules differ from disentlit/*.py"
-    assert not [n for n in names if re.search(r"\.ipynb$|results/|tests?/|/nbs/|\.sqlite|\.png$", n)]
+    assets = {f"disentlit/assets/{p.name}" for p in (ROOT / "disentlit" / "assets").glob("*.png")}   # the demo's
+    assert assets, "disentlit/assets/ holds no picture for the demo's report (tools/headline.py --pair)"
+    assert {n for n in names if n.startswith("disentlit/")} == modules | assets, \
+        "the wheel's files differ from disentlit/*.py and disentlit/assets/*.png"
+    assert not [n for n in names if re.search(r"\.ipynb$|results/|tests?/|/nbs/|\.sqlite|\.png$", n)
+                and n not in assets]
     assert f"{info}licenses/LICENSE" in names
     meta = zipfile.ZipFile(wheel).read(f"{info}METADATA").decode()
     requires = {dist_name(l.split(":", 1)[1]) for l in meta.splitlines() if l.startswith("Requires-Dist:")
@@ -155,7 +160,7 @@ def test_the_sdist_builds_the_wheel_from_what_it_holds(dist):
     top = f"disentlit-{settings()['version']}/"
     names = {n.removeprefix(top) for n in tarfile.open(sdist).getnames()}
     assert {"setup.py", "settings.ini", "README.md", "LICENSE", "CHANGELOG.md", "CITATION.cff",
-            "disentlit/cli.py"} <= names, sorted(names)
+            "disentlit/cli.py", "disentlit/assets/traversals_sprites_xysquares.png"} <= names, sorted(names)
     assert not [n for n in names if n.startswith(("tests", "nbs", "results", "tools")) or n.endswith(".ipynb")]
 
 
@@ -231,12 +236,13 @@ def test_demo_writes_its_report(fresh_demo):
     r = json.loads(objects[0])                                      # the demo's stdout: one JSON object
     assert set(r["runs"]) == {"mse", "box_blur"} and r["counts"]["done"] == 2 and r["distances"]["mse"]["spearman"] == 0
     assert all(0 <= run["metrics"]["mig"] <= 1 and isinstance(run["active_latents"], int) for run in r["runs"].values())
-    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions"):
+    # the positive control's picture comes with the package (disentlit/assets), shown once the control passed
+    for name in ("headline", "traversals_xysquares", "overlap_study", "reconstructions", "traversals_sprites_xysquares"):
         png = demo / f"{name}.png"
         assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = (demo / "index.html").read_text()
     srcs = re.findall(r'<img src="([^"]+)"', html)
-    assert len(srcs) >= 8, srcs                 # headline, dataset, overlap, reconstructions, 2 traversals, figures
+    assert len(srcs) >= 9, srcs       # headline, dataset, overlap, reconstructions, 2 traversals, figures, the control's
     for src in srcs:
         assert (demo / src).exists(), f"index.html shows a missing file: {src}"
         assert src.endswith(".png"), f"index.html shows a file that is not an image: {src}"
@@ -317,6 +323,10 @@ def test_the_wheel_in_a_fresh_venv_from_outside_the_checkout(dist, fresh_demo, t
     assert Path(where).is_relative_to(venv) and version == settings()["version"], p.stdout   # the wheel's, not ours
     p = run("pip check", str(py), "-m", "pip", "check")
     assert p.returncode == 0, p.stdout + p.stderr
+    p = run("package data", str(py), "-c", "import hashlib; from importlib.resources import files; print(hashlib."
+            "sha256(files('disentlit').joinpath('assets', 'traversals_sprites_xysquares.png').read_bytes()).hexdigest())")
+    asset = ROOT / "disentlit" / "assets" / "traversals_sprites_xysquares.png"      # the demo's report shows it
+    assert p.returncode == 0 and p.stdout.strip() == hashlib.sha256(asset.read_bytes()).hexdigest(), p.stderr[-2000:]
 
     p = run("--help", "disentlit", "--help")
     assert p.returncode == 0 and "datasets" in p.stdout and "train" in p.stdout, p.stderr[-2000:]

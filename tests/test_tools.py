@@ -229,6 +229,24 @@ def test_the_landing_page_shows_the_headline_table_of_the_committed_database():
     with Image.open(ROOT / "nbs" / "images" / "headline.png") as im: assert im.width / 110 <= 6.45
 
 
+def test_the_pair_of_traversals_pictures_the_typical_runs():
+    """The landing page's and the demo's pair of traversal grids (tools/headline.py --pair) is of the runs that
+    `typical_run` picks from the committed databases now (the PNG names them), from their committed grids; the page
+    shows it and the package holds the same bytes."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import headline
+    from PIL import Image
+    shown = ROOT / "nbs" / "images" / headline.PAIR
+    with Image.open(shown) as im: named = json.loads(im.text[headline.PAIR_KEY])
+    picked = {name: r["id"] for name, r in headline.pictured().items()}
+    assert named == picked, "the pair shows other runs than the rule picks: run tools/headline.py --pair"
+    for name, run in picked.items():
+        assert (ROOT / "results" / "pictured" / f"{headline.PICTURED[name]['sweep']}_{run}.png").exists(), (name, run)
+    assert (ROOT / "disentlit" / "assets" / headline.PAIR).read_bytes() == shown.read_bytes()
+    index = "".join("".join(c["source"]) for c in json.loads((ROOT / "nbs" / "index.ipynb").read_text())["cells"])
+    assert f"](images/{headline.PAIR})" in index
+
+
 def test_the_demo_quotes_the_reproductions_medians():
     "disentlit.demo.REPRODUCTION, which the demo's report prints beside its own runs, equals the committed database."
     sys.path.insert(0, str(ROOT / "tools"))

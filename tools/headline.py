@@ -1,12 +1,19 @@
-"""The landing page's headline figure and table, drawn by the library from the committed databases.
+"""The landing page's headline figure and table, and its two traversal grids, drawn by the library from the committed
+databases.
 
     python tools/headline.py            # writes nbs/images/headline.png and prints the table for nbs/index.ipynb
+    python tools/headline.py --pair     # writes the traversals of Sprites' and XYSquares' typical runs (below)
 
 The figure: what each loss perceives along one XYSquares factor (the MSE: every step equally far; the box blur:
 nearer positions look nearer), and what a beta-VAE learns with each (DCI disentanglement of every run of the
 reproduction's 2x2 control, results/mechanism_2x2_cpu.sqlite). The table: the same runs' medians, ranges and the
 planned comparisons. tests/test_tools.py checks that the index shows exactly the table this prints, so the landing
 page cannot drift from the databases.
+
+The pair: the positive control's typical run on Sprites beside the matched sweep's typical box-blur run on XYSquares
+(`disentlit.analysis.typical_run`, the rule 09b fixed before the control's verdict), each run's own traversal grid
+(committed as results/pictured/SWEEP_ID.png, copied from the pinned clone's run folder), titled with its scores. It
+goes to the landing page (nbs/images/) and, as package data, to the demo's report (disentlit/assets/).
 """
 from __future__ import annotations
 
@@ -16,6 +23,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DB = ROOT / "results" / "mechanism_2x2_cpu.sqlite"
 FIGURE = ROOT / "nbs" / "images" / "headline.png"
+PAIR = "traversals_sprites_xysquares.png"                 # in nbs/images/ and disentlit/assets/
+PAIR_KEY = "disentlit:runs"                               # the PNG chunk naming the pictured runs
+PICTURED = {   # what the pair shows: the typical run of which runs, with which title
+    "sprites": dict(sweep="positive_control_v2_cpu", only={},
+                    title="Sprites (the procedural dSprites), beta-VAE, BCE,\n"
+                          "beta_lit {beta_lit:.0f}, seed {seed}: MIG {mig:.3f}, DCI {dci:.3f}"),
+    "xysquares": dict(sweep="matched_cpu", only={"loss": "box_blur"},
+                      title="XYSquares (spacing 8), beta-VAE, box blur,\n"
+                            "beta {beta:g}, seed {seed}: MIG {mig:.3f}, DCI {dci:.3f}"),
+}
 METRICS = {"dci.disentanglement": "DCI disentanglement", "mig": "MIG"}
 ARMS = {"MSE": dict(loss="mse", beta=0.0001, scale=None),
         "MSE x 3969 (the box blur's weight)": dict(loss="mse", beta=0.0001, scale=3969),
@@ -86,6 +103,42 @@ def figure(path: Path = FIGURE, db: Path = DB):
     return path
 
 
+def pictured() -> dict[str, dict]:
+    "Dataset -> the `results_frame` row of its typical run (`typical_run`), as the pair pictures it."
+    from disentlit.analysis import results_frame, typical_run
+    out = {}
+    for name, p in PICTURED.items():
+        rows = results_frame(ROOT / "results" / f"{p['sweep']}.sqlite")
+        out[name] = typical_run([r for r in rows if all(r[k] == v for k, v in p["only"].items())])
+    return out
+
+
+def pair(path: Path = ROOT / "nbs" / "images" / PAIR):
+    "Draw the pair of traversal grids to `path` (6.4 inches wide); the PNG names its runs (`PAIR_KEY`)."
+    import json
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from disentlit.core import save_figure
+    runs = pictured()
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.8))
+    for ax, (name, r) in zip(axes, runs.items()):
+        grid = ROOT / "results" / "pictured" / f"{PICTURED[name]['sweep']}_{r['id']}.png"
+        ax.imshow(plt.imread(grid)); ax.axis("off")
+        ax.set_title(PICTURED[name]["title"].format(beta_lit=r["beta"] * 64 * 64 / r["latents"], beta=r["beta"],
+                                                    seed=r["seed"], mig=r["mig"], dci=r["dci.disentanglement"]),
+                     fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_figure(fig, path, dpi=150, metadata={PAIR_KEY: json.dumps({k: r["id"] for k, r in runs.items()})})
+    return path
+
+
 if __name__ == "__main__":
+    if "--pair" in sys.argv:
+        import shutil
+        shutil.copyfile(pair(), ROOT / "disentlit" / "assets" / PAIR)
+        print(f"wrote nbs/images/{PAIR} and disentlit/assets/{PAIR}", file=sys.stderr)
+        sys.exit()
     if "--table" not in sys.argv: print(f"wrote {figure()}", file=sys.stderr)
     print(table())
