@@ -164,6 +164,7 @@ table { border-collapse: collapse; margin: 1rem 0 } caption { caption-side: bott
   text-align: left; padding-top: .3rem } td, th { border: 1px solid #ccc; padding: .2rem .6rem; \
 text-align: left }
 td.num { text-align: right; font-variant-numeric: tabular-nums }
+.scroll { overflow-x: auto }   /* a wide table scrolls inside the column on a phone */
 .cite { color: #444; margin-top: -.4rem }
 </style></head><body>
 {%- macro show_figure(f) %}
@@ -172,13 +173,13 @@ width="{{ f.width }}"{% endif %}>
 <figcaption>{{ f.caption }}</figcaption></figure>
 {%- endmacro %}
 {%- macro show_table(t) %}
-<table>{% if t.caption %}<caption>{{ t.caption }}</caption>{% endif %}
+<div class="scroll"><table>{% if t.caption %}<caption>{{ t.caption }}</caption>{% endif %}
 <tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in t.rows %}<tr>{% for v in row %}{% if v is float %}<td \
 class="num">{{ "%.4f"|format(v) }}</td>
 {%- elif v is number %}<td class="num">{{ v }}</td>
 {%- else %}<td>{{ v }}</td>{% endif %}{% endfor %}</tr>
-{% endfor %}</table>
+{% endfor %}</table></div>
 {%- endmacro %}
 <h1>{{ title }}</h1>
 <p class="conclusion">{{ conclusion }}</p>

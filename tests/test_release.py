@@ -272,8 +272,11 @@ def test_demo_report_in_a_browser(fresh_demo):
         first = page.eval_on_selector("body > p", "e => e.className")
         wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
         page.screenshot(path=str(demo / "report.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 900})                 # a phone: tables scroll in their box
+        wide_phone = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
         browser.close()
     assert not errors, errors
+    assert not wide_phone, "the report scrolls sideways on a 390 px phone"
     assert first == "conclusion"
     assert images and all(done and width > 0 for _, done, width, _, _ in images), images
     assert all(alt and caption and alt == caption.strip() and len(caption) > 40 for _, _, _, alt, caption in images)
