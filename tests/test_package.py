@@ -1,6 +1,7 @@
 """The package as a user gets it: importable, versioned, with its console script, and in sync with its notebooks."""
 import importlib
 import shutil
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,29 @@ def test_notebooks_remove_their_temporary_folders():
         elif makes and not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]):
             offenders.append(nb.name)
     assert not offenders, f"notebooks whose temporary folders outlive them (see 05b_runs' scratch cells): {offenders}"
+
+
+def test_scratch_is_not_recreated_by_a_later_compile(tmp_path):
+    """The notebooks' scratch cells, run as nbdev_test runs them (several notebooks in one process): torch's compiler,
+    asked for its cache folder while `scratch` is the temp folder, then again after `scratch` is removed (a later
+    notebook's compile), must not make `scratch` again (CI left one disentlit-nb-*/torchinductor_root folder per such
+    run in the system's temp folder before the scratch cells fixed the cache's place first)."""
+    import json
+    cells = json.loads((ROOT / "nbs" / "05c_packed.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    opened = next(i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s)
+    program = "\n".join([
+        "import tempfile", code[opened - 1], code[opened],
+        "from torch._inductor.runtime.cache_dir_utils import cache_dir",
+        "cache_dir()                                   # a compile in this notebook",
+        next(s for s in code if "scratch.cleanup()" in s),
+        "cache_dir()                                   # a compile in a later notebook",
+        "import os; print(os.path.exists(scratch.name))"])
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"} | {"TMPDIR": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "False", "the scratch folder came back after it was removed"
+    assert not list(tmp_path.glob("disentlit-nb-*")), sorted(tmp_path.iterdir())
 
 
 def test_copy_checkout_copies_what_a_clone_holds(tmp_path):
