@@ -241,7 +241,7 @@ def test_the_pair_of_traversals_pictures_the_typical_runs():
     picked = {name: r["id"] for name, r in headline.pictured().items()}
     assert named == picked, "the pair shows other runs than the rule picks: run tools/headline.py --pair"
     for name, run in picked.items():
-        assert (ROOT / "results" / "pictured" / f"{headline.PICTURED[name]['sweep']}_{run}.png").exists(), (name, run)
+        assert headline.grid(name, run).exists(), (name, run)
     assert (ROOT / "disentlit" / "assets" / headline.PAIR).read_bytes() == shown.read_bytes()
     index = "".join("".join(c["source"]) for c in json.loads((ROOT / "nbs" / "index.ipynb").read_text())["cells"])
     assert f"](images/{headline.PAIR})" in index

@@ -22,8 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DB = ROOT / "results" / "mechanism_2x2_cpu.sqlite"
+from disentlit.demo import PAIR  # noqa: E402  the pair's file name, in nbs/images/ and disentlit/assets/
 FIGURE = ROOT / "nbs" / "images" / "headline.png"
-PAIR = "traversals_sprites_xysquares.png"                 # in nbs/images/ and disentlit/assets/
 PAIR_KEY = "disentlit:runs"                               # the PNG chunk naming the pictured runs
 PICTURED = {   # what the pair shows: the typical run of which runs, with which title
     "sprites": dict(sweep="positive_control_v2_cpu", only={},
@@ -103,6 +103,11 @@ def figure(path: Path = FIGURE, db: Path = DB):
     return path
 
 
+def grid(name: str, run: str) -> Path:
+    "The committed traversal grid of run `run` of the pair's `name` (a key of `PICTURED`)."
+    return ROOT / "results" / "pictured" / f"{PICTURED[name]['sweep']}_{run}.png"
+
+
 def pictured() -> dict[str, dict]:
     "Dataset -> the `results_frame` row of its typical run (`typical_run`), as the pair pictures it."
     from disentlit.analysis import results_frame, typical_run
@@ -123,8 +128,7 @@ def pair(path: Path = ROOT / "nbs" / "images" / PAIR):
     runs = pictured()
     fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.8))
     for ax, (name, r) in zip(axes, runs.items()):
-        grid = ROOT / "results" / "pictured" / f"{PICTURED[name]['sweep']}_{r['id']}.png"
-        ax.imshow(plt.imread(grid)); ax.axis("off")
+        ax.imshow(plt.imread(grid(name, r["id"]))); ax.axis("off")
         ax.set_title(PICTURED[name]["title"].format(beta_lit=r["beta"] * 64 * 64 / r["latents"], beta=r["beta"],
                                                     seed=r["seed"], mig=r["mig"], dci=r["dci.disentanglement"]),
                      fontsize=7)
