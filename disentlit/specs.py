@@ -14,10 +14,12 @@ from .core import DisentlitError, human_bytes, read_file
 from .config import RunConfig
 
 # %% auto #0
-__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'PILOT_SEEDS', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'expand_spec', 'load_spec']
+__all__ = ['SPEC_KEYS', 'MAX_RUNS', 'RUN_BYTES', 'PILOT_SEEDS', 'SPEC_ORDERS', 'MAX_SPEC_BYTES', 'MAX_SPEC_VALUES', 'expand_spec',
+           'load_spec']
 
 # %% ../nbs/08a_specs.ipynb #cfbc3ad6
-SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description", "engines")
+SPEC_KEYS = ("name", "base", "arms", "grid", "seeds", "repeats", "description", "engines",
+             "order")
 # runs a spec may expand to; memory to expand and record one (about)
 MAX_RUNS, RUN_BYTES = 100_000, 4096
 
@@ -130,6 +132,17 @@ def _given_twice(d: dict) -> str | None:
     return next((k for k in d if "." in k and isinstance(nested := d.get(k.partition(".")[0]), dict)
                  and k.partition(".")[2] in nested), None)
 
+# %% ../nbs/08a_specs.ipynb #a7c0e1d2
+SPEC_ORDERS = ("cells", "seeds")   # every seed of a cell, then the next cell; or the other way round
+
+def _spec_order(spec: dict) -> str:
+    "A spec's `order` of its runs (default 'cells'), checked."
+    if (order := spec.get("order", "cells")) not in SPEC_ORDERS:
+        raise DisentlitError(f"spec key 'order' must be one of {', '.join(SPEC_ORDERS)}, got "
+                             f"{order!r}")
+    return order
+
+
 # %% ../nbs/08a_specs.ipynb #fad302a9
 def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a file)
                 ) -> tuple[str, list[RunConfig]]:
@@ -163,6 +176,7 @@ def expand_spec(spec: dict,     # a sweep spec (`load_spec` reads one from a fil
     configs = [_run_config(base, [*arm.items(), *zip(grid, cell)], seed)
                for arm, cell in itertools.product(arms, itertools.product(*grid.values()))
                for seed in seeds]
+    if _spec_order(spec) == "seeds": configs.sort(key=lambda c: seeds.index(c.seed))
     ids = [c.run_id for c in configs]
     if len(set(ids)) < len(ids):
         i = next(i for i, r in enumerate(ids) if r in ids[:i])
