@@ -24,8 +24,8 @@ from .core import (_gone, atomic_path, check_positive, DisentlitError, lease_sec
 from .config import RunConfig
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'STATUSES', 'TRANSIENT', 'UDR_SAMPLE', 'LATENTS_FILE', 'runs_folder', 'db_file', 'ResultsDB',
-           'curve_points', 'write_latents', 'read_latents', 'flat_settings']
+__all__ = ['SCHEMA_VERSION', 'STATUSES', 'SPENT', 'TRANSIENT', 'UDR_SAMPLE', 'LATENTS_FILE', 'runs_folder', 'db_file',
+           'ResultsDB', 'curve_points', 'write_latents', 'read_latents', 'flat_settings']
 
 # %% ../nbs/08a_store.ipynb #624d8f4a
 SCHEMA_VERSION = 2           # the schema every results database has (runs with a lease's heartbeat)
@@ -251,13 +251,16 @@ def claim(self: ResultsDB, host: str | None = None, pid: int | None = None,
         try: return row[0], RunConfig.from_dict(_json_object(row[1], "config"))
         except DisentlitError as e: self.fail(row[0], f"damaged configuration in the database: {e}")
 
+# %% ../nbs/08a_store.ipynb #5e7c0a10
+SPENT = "seconds=COALESCE(seconds, 0) + MAX(0, {} - started)"   # an attempt's time, added: SQL
+
 # %% ../nbs/08a_store.ipynb #883d1512
 @patch
 def finish(self: ResultsDB, run_id: str, metrics: dict, result: dict | None = None):
     "Record a finished run: its metrics and training result, in one transaction."
     with self._tx():
         cur = self.con.execute("UPDATE runs SET status='done', metrics=?, result=?, error=NULL, "
-                               "finished=?, seconds=?-started WHERE id=? AND status='running'",
+                               "finished=?, " + SPENT.format("?") + " WHERE id=? AND status='running'",
                                (json.dumps(strict_json(metrics)),
                                 json.dumps(strict_json(result or {})), self.clock(), self.clock(),
                                 run_id))
@@ -274,7 +277,7 @@ def fail(self: ResultsDB, run_id: str, error: str, result: dict | None = None,
     "Record a failed run with its error text; the sweep goes on."
     with self._tx():
         self.con.execute("UPDATE runs SET status='failed', error=?, result=?, finished=?, "
-                         "seconds=?-started WHERE id=? AND status='running'",
+                         + SPENT.format("?") + " WHERE id=? AND status='running'",
                          ((TRANSIENT if transient else "") + error,
                           json.dumps(strict_json(result or {})),
                           self.clock(), self.clock(), run_id))
@@ -326,7 +329,8 @@ def requeue_stale(self: ResultsDB, lease: float | None = None) -> int:
         number = lambda beat: isinstance(beat, (int, float))   # a damaged heartbeat is no heartbeat
         stale = [rid for rid, host, pid, beat in rows if not number(beat) or beat < now - lease
                  or _dead(host, pid, me)]
-        self.con.executemany("UPDATE runs SET status='pending', pid=NULL WHERE id=?",
+        self.con.executemany("UPDATE runs SET status='pending', pid=NULL, "     # alive until its last beat
+                             + SPENT.format("COALESCE(heartbeat, started)") + " WHERE id=?",
                              [(r,) for r in stale])
     return len(stale)
 
@@ -348,11 +352,12 @@ def release(self: ResultsDB, run_id: str | None = None, pid: int | None = None):
     before it ends."""
     with self._tx():
         if run_id is not None:
-            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE id=? AND "
-                             "status='running'", (run_id,))
+            self.con.execute("UPDATE runs SET status='pending', pid=NULL, " + SPENT.format("?")
+                             + " WHERE id=? AND status='running'", (self.clock(), run_id))
         if pid is not None:
-            self.con.execute("UPDATE runs SET status='pending', pid=NULL WHERE status='running' "
-                             "AND host=? AND pid=?", (socket.gethostname(), pid))
+            self.con.execute("UPDATE runs SET status='pending', pid=NULL, " + SPENT.format("?")
+                             + " WHERE status='running' AND host=? AND pid=?",
+                             (self.clock(), socket.gethostname(), pid))
 
 # %% ../nbs/08a_store.ipynb #41c98013
 @patch
