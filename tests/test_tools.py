@@ -42,11 +42,12 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
     assert (carried.parent / ".disentlit").read_text() == "the runs folder's mark"
     assert (carried / ".disentlit").read_text() == ".disentlit"
     (run / "result.json").write_text("{}")                                 # the run finishes: its checkpoint goes
+    (run / "latents.npz").write_text("the shared sample's latent means")    # and its latents come
     out = subprocess.run([sys.executable, str(here / "tools" / "snapshot_science.py"), str(pinned), "--sweep", "one",
                           "--carry", "long"], capture_output=True, text=True)
     assert out.returncode == 0 and "abc: copied (finished: no checkpoint)" in out.stdout, out
-    assert sorted(p.name for p in carried.iterdir()) == [".disentlit", "config.json", "curve.jsonl", "log.jsonl",
-                                                        "result.json"]
+    assert sorted(p.name for p in carried.iterdir()) == [".disentlit", "config.json", "curve.jsonl", "latents.npz",
+                                                        "log.jsonl", "result.json"]
     sqlite3.connect(pinned / "results" / "x_pilot.sqlite").close()           # a pilot's record goes to results/pilots
     (pinned / "results" / "x_pilot_runs" / "r").mkdir(parents=True)
     (pinned / "results" / "x_pilot_runs" / "r" / "curve.jsonl").write_text("{}")
