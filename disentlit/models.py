@@ -24,8 +24,8 @@ from .distances import mse
 # %% auto #0
 __all__ = ['MAX_LATENTS', 'MAX_LAYERS', 'init_glorot', 'GaussianHead', 'check_network', 'EncoderConv64', 'DecoderConv64',
            'check_layers', 'check_obs_shape', 'EncoderFC', 'DecoderFC', 'reparameterise', 'kl_normal', 'kl_normal_pair',
-           'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'adam', 'native_bf16', 'check_weight',
-           'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
+           'symmetric_kl', 'ada_shared_mask', 'average_gvae', 'average_mlvae', 'normalised_beta', 'adam', 'native_bf16',
+           'check_weight', 'param', 'weight', 'count', 'own_params', 'AE', 'VAE', 'BetaVAE', 'AdaGVAE', 'AdaMLVAE']
 
 # %% ../nbs/03a_models.ipynb #ed6cf80d
 def init_glorot(
@@ -254,6 +254,19 @@ def average_mlvae(
     w1 = torch.sigmoid(logvar2 - logvar1)            # = v2 / (v1 + v2), the weight of mu1
     logvar = math.log(2) + logvar1 + logvar2 - torch.logaddexp(logvar1, logvar2)
     return w1 * mu1 + (1 - w1) * mu2, logvar
+
+# %% ../nbs/03a_models.ipynb #03a0b102
+def normalised_beta(
+    beta_lit: float, # a beta-VAE's beta on summed losses, as the literature gives it
+    latents: int = 10, # the latent dimension D (disentanglement_lib's 10)
+    pixels: int = 64 * 64, # the elements of one observation, C x H x W (dSprites': 64 x 64 x 1)
+) -> float:
+    "A literature beta as disentlit's beta-VAE beta on mean losses (B.1): beta_lit x D / CHW."
+    if (isinstance(beta_lit, bool) or not isinstance(beta_lit, (int, float))
+            or not math.isfinite(beta_lit) or beta_lit < 0):
+        raise DisentlitError(f"beta_lit must be a number >= 0, got {beta_lit!r}")
+    return beta_lit * check_positive(latents, "latents") / check_positive(pixels, "pixels")
+
 
 # %% ../nbs/03a_models.ipynb #0b0129a2
 def adam(
