@@ -140,7 +140,7 @@ def test_notebooks_remove_their_temporary_folders():
     for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
         code = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
         makes = [i for i, s in enumerate(code) if "mkdtemp(" in s]
-        opened = [i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s]
+        opened = [i for i, s in enumerate(code) if "scratch = Scratch()" in s]
         removed = [i for i, s in enumerate(code) if "scratch.cleanup()" in s]
         if opened and not (removed and removed[-1] > opened[-1]): offenders.append(nb.name)
         elif makes and not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]):
@@ -156,7 +156,7 @@ def test_scratch_is_not_recreated_by_a_later_compile(tmp_path):
     import json
     cells = json.loads((ROOT / "nbs" / "05c_packed.ipynb").read_text())["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    opened = next(i for i, s in enumerate(code) if "tempfile.tempdir = scratch.name" in s)
+    opened = next(i for i, s in enumerate(code) if "scratch = Scratch()" in s)
     program = "\n".join([
         "import tempfile", code[opened - 1], code[opened],
         "from torch._inductor.runtime.cache_dir_utils import cache_dir",
