@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export DISENTLIT_PROGRESS=lines
 # A sweep that ends with a failed run (or fails itself) does not hold up the next; the last such status is returned.
 status=0
-for spec in ${SWEEPS:-mechanism_2x2_cpu figure9_matched_cpu paper_length_cpu}; do
+for spec in ${SWEEPS:-tcvae_cpu comparison_cpu wae_cpu}; do
   nice -n 19 .venv/bin/disentlit sweep "specs/$spec.yaml" --db "results/$spec.sqlite" --workers "${WORKERS:-2}" --resume \
     || status=$?
 done

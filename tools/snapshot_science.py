@@ -17,13 +17,14 @@ from pathlib import Path
 
 p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 p.add_argument("pinned", type=Path, help="the pinned clone whose results/ the sweeps write")
+RUNNING = ["tcvae_cpu", "comparison_cpu", "wae_cpu"]     # the sweeps tools/pin_science.sh starts by default
 p.add_argument("--sweep", action="append", help="a sweep whose database to copy (repeatable; default: "
-               "mechanism_2x2_cpu, figure9_matched_cpu, paper_length_cpu)")
-p.add_argument("--carry", action="append", help="a sweep whose run directories travel with the results "
-               "(repeatable; default: paper_length_cpu)")
+               + ", ".join(RUNNING) + ")")
+p.add_argument("--carry", action="append", help="a sweep whose run directories travel with the results, "
+               "or none (repeatable; default: the same sweeps)")
 a = p.parse_args()
-a.sweep = a.sweep or ["mechanism_2x2_cpu", "figure9_matched_cpu", "paper_length_cpu"]
-a.carry = a.carry or ["paper_length_cpu"]
+a.sweep = a.sweep or RUNNING
+a.carry = [c for c in (a.carry or RUNNING) if c != "none"]
 results = Path(__file__).resolve().parent.parent / "results"
 def home(name: str) -> Path: return results / "pilots" if name.endswith("_pilot") else results
 for name in a.sweep:
