@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import getpass
 import io
 import json
 import math
@@ -17,7 +16,6 @@ import secrets
 import signal
 import stat
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -30,7 +28,7 @@ __all__ = ['MAX_SEED', 'MIN_LEASE', 'DEFAULT_LEASE', 'MAX_LEASE', 'SETTINGS', 'O
            'PRECISION_CHOICES', 'PAGE_WIDTH_IN', 'MIN_FONT_PT', 'FIGURE_TEXT_KEY', 'MAX_READ_BYTES', 'DisentlitError',
            'DatasetNotFound', 'ChecksumError', 'CorruptFile', 'check_seed', 'as_rng', 'check_lease', 'setting',
            'lease_seconds', 'data_dir', 'os_problem', 'passing', 'writing', 'temp_name', 'atomic_path', 'atomic_write',
-           'remove_orphans', 'folder_kind', 'refused_dir', 'owned_dir', 'Scratch', 'Terminated', 'sigterm_as_interrupt',
+           'remove_orphans', 'folder_kind', 'refused_dir', 'owned_dir', 'Terminated', 'sigterm_as_interrupt',
            'human_bytes', 'memory_bytes', 'check_memory', 'progress_bar', 'check_count', 'check_positive',
            'check_precision', 'small_text', 'finite_json', 'strict_json', 'write_json', 'write_csv', 'save_figure',
            'read_file', 'parse_json', 'read_log', 'read_curve', 'text_table']
@@ -322,21 +320,6 @@ def owned_dir(path: str | Path,                          # the folder
         mark = json.dumps(dict(made_by="disentlit", kind=what))
         atomic_write(path / OWNER_FILE, lambda tmp: tmp.write_text(mark, encoding="utf-8"), what)
     return path
-
-# %% ../nbs/00_core.ipynb #00c5c002
-class Scratch(tempfile.TemporaryDirectory):
-    "A temporary folder that is the process's temp folder until `cleanup()` removes it."
-    def __init__(self, prefix: str = "disentlit-nb-"):
-        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(
-            tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}"))
-        super().__init__(prefix=prefix)
-        tempfile.tempdir = self.name
-
-    def cleanup(self):
-        "Remove the folder and everything in it; the temp folder is the default again."
-        tempfile.tempdir = None
-        super().cleanup()
-
 
 # %% ../nbs/00_core.ipynb #b75fa383
 class Terminated(KeyboardInterrupt):
