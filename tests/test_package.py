@@ -145,7 +145,7 @@ def test_notebooks_remove_their_temporary_folders():
         if opened and not (removed and removed[-1] > opened[-1]): offenders.append(nb.name)
         elif makes and not (opened and removed and opened[0] < makes[0] and removed[-1] > makes[-1]):
             offenders.append(nb.name)
-    assert not offenders, f"notebooks whose temporary folders outlive them (see 05b_runs' scratch cells): {offenders}"
+    assert not offenders, f"notebooks whose temporary folders outlive them (see 00b_scratch): {offenders}"
 
 
 def test_scratch_is_not_recreated_by_a_later_compile(tmp_path):
