@@ -25,7 +25,8 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
     run = pinned / "results" / "long_runs" / "abc"
     for f in (".disentlit", "config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl"): (run / f).write_text(f)
     (run.parent / ".disentlit").write_text("the runs folder's mark")            # a file beside the run folders
-    (run / "traversals.png").write_text("not carried")
+    (run / "loss_curve.png").write_text("not carried: drawn again from the log")
+    (run / "traversals.png").write_text("what each latent draws: carried")
     out = subprocess.run([sys.executable, str(here / "tools" / "snapshot_science.py"), str(pinned), "--sweep", "one",
                           "--sweep", "missing", "--carry", "long"], capture_output=True, text=True)
     writer.close()
@@ -37,7 +38,7 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
     assert (here / "results" / "other.sqlite").read_text().startswith("this checkout's own")
     carried = here / "results" / "long_runs" / "abc"
     assert sorted(p.name for p in carried.iterdir()) == [".disentlit", "checkpoint.pt", "config.json", "curve.jsonl",
-                                                        "log.jsonl"]
+                                                        "log.jsonl", "traversals.png"]
     # the marks that let a resumed sweep take the folders as its own, copied as files
     assert (carried.parent / ".disentlit").read_text() == "the runs folder's mark"
     assert (carried / ".disentlit").read_text() == ".disentlit"
@@ -47,7 +48,7 @@ def test_snapshot_science_copies_the_databases_and_the_long_runs_state(tmp_path)
                           "--carry", "long"], capture_output=True, text=True)
     assert out.returncode == 0 and "abc: copied (finished: no checkpoint)" in out.stdout, out
     assert sorted(p.name for p in carried.iterdir()) == [".disentlit", "config.json", "curve.jsonl", "latents.npz",
-                                                        "log.jsonl", "result.json"]
+                                                        "log.jsonl", "result.json", "traversals.png"]
     sqlite3.connect(pinned / "results" / "x_pilot.sqlite").close()           # a pilot's record goes to results/pilots
     (pinned / "results" / "x_pilot_runs" / "r").mkdir(parents=True)
     (pinned / "results" / "x_pilot_runs" / "r" / "curve.jsonl").write_text("{}")

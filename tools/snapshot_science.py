@@ -1,7 +1,7 @@
 """Copy the science sweeps' state from a pinned clone into this checkout's results/, to be committed: each results
 database (through SQLite's backup API, consistent while a sweep writes it), and for the long runs, whose training
 spans sessions, each run directory's configuration, learning curve, log and last checkpoint (for a finished run, its
-result and its latent means of the shared sample instead of the checkpoint), so that the next session's sweep resumes
+result, its latent means of the shared sample and its traversal picture instead of the checkpoint), so that the next session's sweep resumes
 them (`disentlit sweep ... --resume` finds them in results/NAME_runs/).
 
     python tools/snapshot_science.py /path/to/pinned [--sweep NAME ...] [--carry NAME ...]
@@ -42,9 +42,10 @@ for name in a.carry:
             out.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(run, out); continue
         out.mkdir(parents=True, exist_ok=True)
         finished = (run / "result.json").exists()       # its result is whole: the checkpoint (15 MB) is not needed
-        # latents.npz: the shared sample's latent means and KLs (13's TC and UDR read them), written at the end
+        # latents.npz: the shared sample's latent means and KLs (13's TC and UDR read them), written at the end;
+        # traversals.png: what each latent draws (~50 KB), for the readings to show without the checkpoint
         for f in (".disentlit", "config.json", "checkpoint.pt", "curve.jsonl", "log.jsonl", "result.json",
-                  "metrics.json", "latents.npz"):
+                  "metrics.json", "latents.npz", "traversals.png"):
             if (run / f).exists() and not (finished and f == "checkpoint.pt"): shutil.copy2(run / f, out / f)
         if finished: (out / "checkpoint.pt").unlink(missing_ok=True)
         print(f"{name}_runs/{run.name}: copied" + (" (finished: no checkpoint)" if finished else ""))
