@@ -1,8 +1,8 @@
 """Copy the science sweeps' state from a pinned clone into this checkout's results/, to be committed: each results
 database (through SQLite's backup API, consistent while a sweep writes it), and for the long runs, whose training
 spans sessions, each run directory's configuration, learning curve, log and last checkpoint (for a finished run, its
-result, its latent means of the shared sample and its traversal picture instead of the checkpoint), so that the next session's sweep resumes
-them (`disentlit sweep ... --resume` finds them in results/NAME_runs/).
+result, its latent means of the shared sample and its traversal picture instead of the checkpoint), so that the next
+session's sweep resumes them (`disentlit sweep ... --resume` finds them in results/NAME_runs/).
 
     python tools/snapshot_science.py /path/to/pinned [--sweep NAME ...] [--carry NAME ...]
 
