@@ -90,6 +90,34 @@ def test_an_installed_torch_is_kept(isolated_pip):
     assert calls == [["--no-deps", "--no-index"]] * 2           # decided without any index
 
 
+def test_uv_is_given_the_indexes_pip_is_configured_with(tmp_path, monkeypatch, isolated_pip):
+    """`install_torch.py --uv-args` (the Makefile's uv install): the index, extra indexes and find-links of pip's
+    configuration, a PIP_* variable winning over the file, as uv's flags; with them uv finds what only those places
+    hold, and nothing from PyPI (the index is an empty one of ours)."""
+    import importlib.util, shlex
+    links, empty = tmp_path / "links", tmp_path / "empty"
+    _wheel(links, "only-in-links", "1.0")
+    empty.mkdir()
+    extra = _simple_index(tmp_path / "extra", [_wheel(tmp_path / "w", "only-in-extra", "2.0")])
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nindex-url = {empty.as_uri()}\nfind-links = {tmp_path / 'stale'}\n"
+                    f"extra-index-url = {extra}\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    monkeypatch.setenv("PIP_FIND_LINKS", str(links))                          # wins over the file's find-links
+    for key in [k for k in os.environ if k.startswith("UV_")]: monkeypatch.delenv(key)
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "install_torch.py"), "--uv-args"], capture_output=True,
+                       text=True, check=True)
+    args = shlex.split(p.stdout)
+    assert args == ["--index-url", empty.as_uri(), "--extra-index-url", extra, "--find-links", str(links)], args
+    assert install_torch.uv_args(":env:.no-index='1'\nglobal.no-index='0'") == ["--no-index"]
+    if importlib.util.find_spec("uv") is None: pytest.skip("uv is not installed here (make install installs it)")
+    r = subprocess.run([sys.executable, "-m", "uv", "pip", "install", "--dry-run", "--python", sys.executable,
+                        "--index-strategy", "unsafe-best-match", "--no-cache", *args, "only-in-links", "only-in-extra"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "only-in-links==1.0" in r.stderr and "only-in-extra==2.0" in r.stderr, r.stderr
+
+
 def test_gpu_detection_can_be_forced(monkeypatch):
     for value, want in (("0", False), ("1", True)):
         monkeypatch.setenv("DISENTLIT_GPU", value)

@@ -14,11 +14,17 @@ The decision, in order (pip's own dry run, `pip install --dry-run --report`, say
    several GB of CUDA wheels on a machine that cannot use them.
 
 Only the standard library is used: this runs before anything else is installed.
+
+    python tools/install_torch.py --uv-args          # pip's configured indexes, as uv's flags (the Makefile's)
+
+The rest of an install is uv's (the Makefile): uv does not read pip's configuration, so `uv_args` passes it on:
+the index, the extra indexes and the find-links that pip would use, from `pip config list`.
 """
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -103,8 +109,37 @@ def choose(requirement: str, gpu: bool, base_args: list[str] | None = None, cpu_
                             "To take the CUDA build anyway: DISENTLIT_GPU=1 make ...")
 
 
+SOURCES = ("index-url", "extra-index-url", "find-links", "no-index")   # what says where pip finds packages
+
+
+def uv_args(listing: str) -> list[str]:
+    """uv's flags for the sources in `listing` (`pip config list`: `scope.name='value'` lines). As pip reads them, a
+    PIP_* variable (scope `:env:`) wins over the files, and among the files the last listed wins; a value holding
+    several (extra indexes, find-links) is split on whitespace. pip picks the best version across all its indexes:
+    so does uv with `--index-strategy unsafe-best-match` (the Makefile passes it)."""
+    found, env = {}, {}
+    for line in listing.splitlines():
+        key, eq, value = line.partition("=")
+        scope, _, name = key.strip().rpartition(".")
+        if not eq or name not in SOURCES: continue
+        (env if scope == ":env:" else found)[name] = value.strip().strip("'\"")
+    found.update(env)
+    flags = []
+    for name in SOURCES:
+        if name not in found: continue
+        if name == "no-index":
+            if found[name].lower() in ("1", "true", "yes", "on"): flags.append("--no-index")
+            continue
+        for value in found[name].split(): flags += [f"--{name}", value]
+    return flags
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--uv-args"]:
+        p = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
+        print(" ".join(shlex.quote(a) for a in uv_args(p.stdout)))
+        return 0
     requirement = argv[0] if argv and argv[0] else TORCH
     action, args, why = choose(requirement, has_nvidia_gpu())
     print(f"install_torch: {why}", file=sys.stderr)
