@@ -293,7 +293,7 @@ def test_the_wheel_in_a_fresh_venv_from_outside_the_checkout(dist, fresh_demo, t
     _, wheel = dist
     venv, away = fresh_demo.src / ".venv", tmp_path / "elsewhere"
     away.mkdir()
-    pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]  # as make does
+    pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]  # as the README installs a wheel
     if fresh_demo.why_not or fresh_demo.returncode != 0:
         venv = tmp_path / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
